@@ -1,0 +1,31 @@
+# fastbtree: a B-tree index access method for PostgreSQL (PGXS build)
+
+MODULE_big = fastbtree
+OBJS = \
+	fastbtree.o \
+	fbtinsert.o \
+	fbtpage.o \
+	fbtsearch.o \
+	fbtsort.o \
+	fbtutils.o \
+	fbtvacuum.o \
+	fbtvalidate.o
+
+EXTENSION = fastbtree
+DATA = fastbtree--1.0.sql
+PGFILEDESC = "fastbtree - B-tree index access method with a faster search path"
+
+# Every sql/NAME.sql is a pg_regress test with expected/NAME.out.
+TESTS = $(sort $(wildcard sql/*.sql))
+REGRESS = $(patsubst sql/%.sql,%,$(TESTS))
+REGRESS_OPTS = --inputdir=. --load-extension=fastbtree
+
+# Isolation specs: specs/NAME.spec with expected/NAME.out.
+ISOLATION = $(patsubst specs/%.spec,%,$(sort $(wildcard specs/*.spec)))
+ISOLATION_OPTS = --load-extension=fastbtree
+
+TAP_TESTS = 1
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)

@@ -1,0 +1,201 @@
+/*-------------------------------------------------------------------------
+ *
+ * fastbtree.c
+ *	  Access method handler for fastbtree, and the callbacks that need no
+ *	  module of their own: reloptions, properties, build phase names, cost
+ *	  estimation and index-only scan support.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/amapi.h"
+#include "access/reloptions.h"
+#include "commands/progress.h"
+#include "commands/vacuum.h"
+#include "fmgr.h"
+#include "utils/index_selfuncs.h"
+#include "utils/rel.h"
+#include "utils/selfuncs.h"
+
+#include "fastbtree.h"
+
+PG_MODULE_MAGIC;
+
+static relopt_kind fbt_relopt_kind;
+
+void		_PG_init(void);
+
+/*
+ * _PG_init() -- register fastbtree's reloptions when the library loads.
+ */
+void
+_PG_init(void)
+{
+	fbt_relopt_kind = add_reloption_kind();
+	add_int_reloption(fbt_relopt_kind, "fillfactor",
+					  "Packs fastbtree index pages only to this percentage",
+					  FBT_DEFAULT_FILLFACTOR, FBT_MIN_FILLFACTOR, 100,
+					  ShareUpdateExclusiveLock);
+}
+
+/*
+ * fbtoptions() -- amoptions: parse and validate reloptions.
+ *
+ * reloptions: the text[] datum from pg_class; validate: raise errors for
+ * unknown or out-of-range options (22023 invalid_parameter_value, with
+ * core's messages).  Returns a palloc'd FbtOptions, or NULL if none set.
+ */
+bytea *
+fbtoptions(Datum reloptions, bool validate)
+{
+	static const relopt_parse_elt tab[] = {
+		{"fillfactor", RELOPT_TYPE_INT, offsetof(FbtOptions, fillfactor)}
+	};
+
+	return (bytea *) build_reloptions(reloptions, validate, fbt_relopt_kind,
+									  sizeof(FbtOptions), tab, lengthof(tab));
+}
+
+/*
+ * fbtproperty() -- amproperty: like btree, every column can return its
+ * value (index-only scans); other properties follow from the handler's
+ * flags through core's generic code (returns false to defer to it).
+ */
+bool
+fbtproperty(Oid index_oid, int attno, IndexAMProperty prop,
+			const char *propname, bool *res, bool *isnull)
+{
+	if (prop == AMPROP_RETURNABLE && attno != 0)
+	{
+		*res = true;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * fbtbuildphasename() -- ambuildphasename: names of the sub-phases fbtbuild
+ * reports in pg_stat_progress_create_index, btree's names for the same
+ * phases.  Returns NULL for unknown numbers.
+ */
+char *
+fbtbuildphasename(int64 phasenum)
+{
+	switch (phasenum)
+	{
+		case PROGRESS_CREATEIDX_SUBPHASE_INITIALIZE:
+			return "initializing";
+		case FBT_PHASE_TABLESCAN:
+			return "scanning table";
+		case FBT_PHASE_SORT:
+			return "sorting live tuples";
+		case FBT_PHASE_LEAF_LOAD:
+			return "loading tuples in tree";
+		default:
+			return NULL;
+	}
+}
+
+/*
+ * fbtcanreturn() -- amcanreturn: every attribute, key or INCLUDE, is stored
+ * whole in leaf tuples, so index-only scans can return it.
+ */
+bool
+fbtcanreturn(Relation index, int attno)
+{
+	return true;
+}
+
+/*
+ * fbtcostestimate() -- amcostestimate: cost a fastbtree index exactly as
+ * btree costs the same index.
+ *
+ * The planner fills IndexOptInfo.tree_height only for btree (-1 for other
+ * AMs), and btcostestimate charges descent CPU by tree height; we supply
+ * the height from our metapage on a copy of the path, so an identical
+ * index is neither cheaper nor dearer than btree's.  Reads the (cached)
+ * metapage; holds no locks on return.
+ */
+void
+fbtcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
+				Cost *indexStartupCost, Cost *indexTotalCost,
+				Selectivity *indexSelectivity, double *indexCorrelation,
+				double *indexPages)
+{
+	IndexOptInfo index = *path->indexinfo;
+	IndexPath	pathcopy = *path;
+
+	if (index.tree_height < 0)
+	{
+		Relation	irel = index_open(index.indexoid, NoLock);
+
+		index.tree_height = _fbt_getrootheight(irel);
+		index_close(irel, NoLock);
+	}
+	pathcopy.indexinfo = &index;
+	btcostestimate(root, &pathcopy, loop_count, indexStartupCost,
+				   indexTotalCost, indexSelectivity, indexCorrelation,
+				   indexPages);
+}
+
+PG_FUNCTION_INFO_V1(fbthandler);
+
+/*
+ * fbthandler() -- the access method handler (SQL: fbthandler(internal)
+ * returns index_am_handler).  Returns the IndexAmRoutine: btree's
+ * capabilities (ordered, backward, unique, multi-column, INCLUDE,
+ * = ANY(array), IS [NOT] NULL, clusterable, predicate locks) with
+ * btree's strategy and support numbering.  No parallel build or scan.
+ */
+Datum
+fbthandler(PG_FUNCTION_ARGS)
+{
+	IndexAmRoutine *amroutine = makeNode(IndexAmRoutine);
+
+	amroutine->amstrategies = FBTMaxStrategyNumber;
+	amroutine->amsupport = FBTNProcs;
+	amroutine->amoptsprocnum = FBTOPTIONS_PROC;
+	amroutine->amcanorder = true;
+	amroutine->amcanorderbyop = false;
+	amroutine->amcanbackward = true;
+	amroutine->amcanunique = true;
+	amroutine->amcanmulticol = true;
+	amroutine->amoptionalkey = true;
+	amroutine->amsearcharray = true;
+	amroutine->amsearchnulls = true;
+	amroutine->amstorage = true;
+	amroutine->amclusterable = true;
+	amroutine->ampredlocks = true;
+	amroutine->amcanparallel = false;
+	amroutine->amcaninclude = true;
+	amroutine->amusemaintenanceworkmem = false;
+	amroutine->amparallelvacuumoptions =
+		VACUUM_OPTION_PARALLEL_BULKDEL | VACUUM_OPTION_PARALLEL_COND_CLEANUP;
+	amroutine->amkeytype = InvalidOid;
+
+	amroutine->ambuild = fbtbuild;
+	amroutine->ambuildempty = fbtbuildempty;
+	amroutine->aminsert = fbtinsert;
+	amroutine->ambulkdelete = fbtbulkdelete;
+	amroutine->amvacuumcleanup = fbtvacuumcleanup;
+	amroutine->amcanreturn = fbtcanreturn;
+	amroutine->amcostestimate = fbtcostestimate;
+	amroutine->amoptions = fbtoptions;
+	amroutine->amproperty = fbtproperty;
+	amroutine->ambuildphasename = fbtbuildphasename;
+	amroutine->amvalidate = fbtvalidate;
+	amroutine->amadjustmembers = NULL;
+	amroutine->ambeginscan = fbtbeginscan;
+	amroutine->amrescan = fbtrescan;
+	amroutine->amgettuple = fbtgettuple;
+	amroutine->amgetbitmap = fbtgetbitmap;
+	amroutine->amendscan = fbtendscan;
+	amroutine->ammarkpos = fbtmarkpos;
+	amroutine->amrestrpos = fbtrestrpos;
+	amroutine->amestimateparallelscan = NULL;
+	amroutine->aminitparallelscan = NULL;
+	amroutine->amparallelrescan = NULL;
+
+	PG_RETURN_POINTER(amroutine);
+}

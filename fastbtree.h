@@ -1,0 +1,497 @@
+/*-------------------------------------------------------------------------
+ *
+ * fastbtree.h
+ *	  Internal header of the fastbtree index access method: the on-disk
+ *	  format specification, the in-memory scan and insertion state, and the
+ *	  prototypes of every module, grouped by file.
+ *
+ * The tree is a Lehman & Yao B-link tree laid out as nbtree's README
+ * describes it: block 0 is a metapage, every other block is a standard page
+ * whose special space is FbtPageOpaqueData.  Every page but the rightmost of
+ * its level starts with a high key (offset 1); data items follow.
+ *
+ * Tuples.  Leaf data items ("non-pivot tuples") are plain IndexTuples made
+ * by index_form_tuple(): every key and INCLUDE attribute, t_tid = heap TID.
+ * The heap TID is the final tiebreaker key, so every leaf entry is unique.
+ *
+ * Pivot tuples (every item on an internal page, and every high key) carry
+ * INDEX_AM_RESERVED_BIT in t_info.  In a pivot, t_tid's block number is the
+ * downlink (InvalidBlockNumber in a high key) and its offset number holds
+ * the count of key attributes present (FBT_OFFSET_MASK) plus FBT_PIVOT_HEAPTID
+ * when a heap TID tiebreaker is stored in the tuple's last
+ * sizeof(ItemPointerData) bytes.  Attributes beyond that count were
+ * removed by suffix truncation and compare as minus infinity.  The first
+ * data item of an internal page has zero attributes: it is the "minus
+ * infinity" downlink.
+ *
+ * Invariant (nbtree README, "Notes About Data Representation"): for a pivot
+ * K separating pages L and R (L's high key, and the downlink to R in their
+ * parent), every item in L is <= K and every item in R is > K.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef FASTBTREE_H
+#define FASTBTREE_H
+
+#include "access/amapi.h"
+#include "access/generic_xlog.h"
+#include "access/itup.h"
+#include "access/relscan.h"
+#include "access/sdir.h"
+#include "access/skey.h"
+#include "catalog/pg_index.h"
+#include "lib/stringinfo.h"
+#include "nodes/execnodes.h"
+#include "nodes/pathnodes.h"
+#include "storage/bufmgr.h"
+#include "storage/bufpage.h"
+#include "utils/rel.h"
+
+/* ----------------------------------------------------------------
+ * Constants
+ * ----------------------------------------------------------------
+ */
+
+#define FBT_METAPAGE		0		/* block number of the metapage */
+#define FBT_MAGIC			0x0FB7EE01	/* metapage magic number */
+#define FBT_VERSION			1		/* on-disk format version */
+#define FBT_PAGE_ID			0xFB71	/* page-type id in each special space */
+
+/* Strategy numbers: btree's, so the planner reads them as btree's */
+#define FBTLessStrategyNumber			1
+#define FBTLessEqualStrategyNumber		2
+#define FBTEqualStrategyNumber			3
+#define FBTGreaterEqualStrategyNumber	4
+#define FBTGreaterStrategyNumber		5
+#define FBTMaxStrategyNumber			5
+/* the strategy that means the same with the operands swapped */
+#define FbtCommuteStrategyNumber(s)	(FBTMaxStrategyNumber + 1 - (s))
+
+/* Support procedure numbers: btree's */
+#define FBTORDER_PROC		1		/* three-way comparison, required */
+#define FBTSORTSUPPORT_PROC	2
+#define FBTINRANGE_PROC		3
+#define FBTEQUALIMAGE_PROC	4
+#define FBTOPTIONS_PROC		5
+#define FBTNProcs			5
+
+/* Fillfactors, in percent, as btree's */
+#define FBT_MIN_FILLFACTOR			10
+#define FBT_DEFAULT_FILLFACTOR		90
+#define FBT_NONLEAF_FILLFACTOR		70
+
+/* Build sub-phases reported in pg_stat_progress_create_index */
+#define FBT_PHASE_TABLESCAN		2
+#define FBT_PHASE_SORT			3
+#define FBT_PHASE_LEAF_LOAD		5
+
+/* ----------------------------------------------------------------
+ * Page format
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * FbtPageOpaqueData: the special space of every page.
+ *
+ * fbto_prev, fbto_next: left and right siblings on the same level
+ *		(P_NONE at the ends).  fbto_next is the Lehman & Yao right-link.
+ * fbto_level: 0 for leaves, parent level = child level + 1.
+ * fbto_version: version counter for optimistic readers (DESIGN.md §5).
+ *		Odd while a writer changes the page, even otherwise; see
+ *		_fbt_wal_register() for where it changes.
+ * fbto_flags: FBTP_* below.
+ * fbto_cycleid: vacuum cycle id of the VACUUM running when the page was
+ *		split, 0 otherwise.
+ * fbto_page_id: FBT_PAGE_ID, in the page's last two bytes so tools such
+ *		as pg_filedump can tell fastbtree pages apart.
+ */
+typedef struct FbtPageOpaqueData
+{
+	BlockNumber fbto_prev;
+	BlockNumber fbto_next;
+	uint32		fbto_level;
+	uint32		fbto_version;
+	uint16		fbto_flags;
+	uint16		fbto_cycleid;
+	uint16		fbto_unused;
+	uint16		fbto_page_id;
+} FbtPageOpaqueData;
+
+typedef FbtPageOpaqueData *FbtPageOpaque;
+
+#define FBTP_LEAF			(1 << 0)	/* leaf page */
+#define FBTP_ROOT			(1 << 1)	/* root page */
+#define FBTP_DELETED		(1 << 2)	/* page deleted (reserved) */
+#define FBTP_META			(1 << 3)	/* the metapage */
+#define FBTP_HALF_DEAD		(1 << 4)	/* half-dead page (reserved) */
+#define FBTP_INCOMPLETE_SPLIT (1 << 5)	/* right sibling lacks a downlink */
+#define FBTP_HAS_GARBAGE	(1 << 6)	/* page has LP_DEAD items */
+
+#define P_NONE				0
+
+#define FbtPageGetOpaque(page) \
+	((FbtPageOpaque) PageGetSpecialPointer(page))
+
+static inline bool
+P_ISLEAF(FbtPageOpaque opaque)
+{
+	return (opaque->fbto_flags & FBTP_LEAF) != 0;
+}
+
+static inline bool
+P_ISROOT(FbtPageOpaque opaque)
+{
+	return (opaque->fbto_flags & FBTP_ROOT) != 0;
+}
+
+static inline bool
+P_RIGHTMOST(FbtPageOpaque opaque)
+{
+	return opaque->fbto_next == P_NONE;
+}
+
+static inline bool
+P_LEFTMOST(FbtPageOpaque opaque)
+{
+	return opaque->fbto_prev == P_NONE;
+}
+
+static inline bool
+P_INCOMPLETE_SPLIT(FbtPageOpaque opaque)
+{
+	return (opaque->fbto_flags & FBTP_INCOMPLETE_SPLIT) != 0;
+}
+
+/* Offset of the high key, and of the first data item */
+#define P_HIKEY				((OffsetNumber) 1)
+#define P_FIRSTKEY			((OffsetNumber) 2)
+
+static inline OffsetNumber
+P_FIRSTDATAKEY(FbtPageOpaque opaque)
+{
+	return P_RIGHTMOST(opaque) ? P_HIKEY : P_FIRSTKEY;
+}
+
+/*
+ * The metapage (block 0).  Its contents follow the page header; it also has
+ * a special space with FBTP_META set so that every block carries the page id.
+ */
+typedef struct FbtMetaPageData
+{
+	uint32		fbtm_magic;		/* FBT_MAGIC */
+	uint32		fbtm_version;	/* FBT_VERSION */
+	BlockNumber fbtm_root;		/* current root, P_NONE if the index is
+								 * empty */
+	uint32		fbtm_level;		/* level of the root (0: root is a leaf) */
+	float8		fbtm_last_cleanup_num_heap_tuples;	/* at last VACUUM */
+} FbtMetaPageData;
+
+#define FbtPageGetMeta(page) \
+	((FbtMetaPageData *) PageGetContents(page))
+
+/*
+ * Pivot tuple representation (see the file header).
+ */
+#define FBT_OFFSET_MASK			0x0FFF	/* count of key attributes */
+#define FBT_PIVOT_HEAPTID		0x1000	/* heap TID stored at tuple end */
+
+static inline bool
+FbtTupleIsPivot(IndexTuple itup)
+{
+	return (itup->t_info & INDEX_AM_RESERVED_BIT) != 0;
+}
+
+/* Number of attributes in a tuple: pivots store it, leaf items have all */
+static inline int
+FbtTupleGetNAtts(IndexTuple itup, Relation rel)
+{
+	if (FbtTupleIsPivot(itup))
+		return ItemPointerGetOffsetNumberNoCheck(&itup->t_tid) & FBT_OFFSET_MASK;
+	return IndexRelationGetNumberOfAttributes(rel);
+}
+
+static inline BlockNumber
+FbtPivotGetDownLink(IndexTuple pivot)
+{
+	return ItemPointerGetBlockNumberNoCheck(&pivot->t_tid);
+}
+
+static inline void
+FbtPivotSetDownLink(IndexTuple pivot, BlockNumber blkno)
+{
+	ItemPointerSetBlockNumber(&pivot->t_tid, blkno);
+}
+
+/* The heap TID of a leaf item, or of a pivot that kept one (else NULL) */
+static inline ItemPointer
+FbtTupleGetHeapTID(IndexTuple itup)
+{
+	if (FbtTupleIsPivot(itup))
+	{
+		if ((ItemPointerGetOffsetNumberNoCheck(&itup->t_tid) &
+			 FBT_PIVOT_HEAPTID) == 0)
+			return NULL;
+		return (ItemPointer) ((char *) itup + IndexTupleSize(itup) -
+							  sizeof(ItemPointerData));
+	}
+	return &itup->t_tid;
+}
+
+/*
+ * Largest leaf tuple we accept, in bytes: a third of a page, less room for
+ * the heap TID a pivot made from it may need.  Three items per page
+ * guarantee that a split always has room for a high key and two items.
+ */
+#define FBT_MAX_ITEM_SIZE \
+	(MAXALIGN_DOWN((BLCKSZ - \
+					MAXALIGN(SizeOfPageHeaderData + 3 * sizeof(ItemIdData)) - \
+					MAXALIGN(sizeof(FbtPageOpaqueData))) / 3) - \
+	 MAXALIGN(sizeof(ItemPointerData)))
+
+/* ----------------------------------------------------------------
+ * Relation options
+ * ----------------------------------------------------------------
+ */
+typedef struct FbtOptions
+{
+	int32		varlena_header_;	/* varlena header (do not touch) */
+	int			fillfactor;		/* leaf fillfactor, percent */
+} FbtOptions;
+
+#define FbtGetFillFactor(rel) \
+	((rel)->rd_options ? ((FbtOptions *) (rel)->rd_options)->fillfactor : \
+	 FBT_DEFAULT_FILLFACTOR)
+
+/* ----------------------------------------------------------------
+ * Insertion scankeys and descent stacks
+ * ----------------------------------------------------------------
+ */
+
+/* Index-order flags kept in sk_flags of insertion and search scankeys */
+#define FBT_SK_DESC			(INDOPTION_DESC << 24)
+#define FBT_SK_NULLS_FIRST	(INDOPTION_NULLS_FIRST << 24)
+
+/*
+ * FbtScanInsertData: an insertion scankey, used to locate a position in the
+ * tree.  scankeys[i].sk_func is the opfamily's three-way comparison
+ * (support proc 1) for (index column type, argument type); sk_flags carries
+ * FBT_SK_DESC / FBT_SK_NULLS_FIRST and SK_ISNULL.
+ *
+ * nextkey = false locates the first item >= the key, true the first item
+ * > the key.  scantid, when set, is the heap TID tiebreaker (keysz must then
+ * be the number of key attributes).
+ */
+typedef struct FbtScanInsertData
+{
+	bool		nextkey;
+	ItemPointer scantid;
+	int			keysz;
+	ScanKeyData scankeys[INDEX_MAX_KEYS];
+} FbtScanInsertData;
+
+typedef FbtScanInsertData *FbtScanInsert;
+
+/*
+ * A descent stack entry: the parent page and the offset of the downlink we
+ * followed.  Used to find the parent again when a split must insert a new
+ * downlink.
+ */
+typedef struct FbtStackData
+{
+	BlockNumber fbts_blkno;
+	OffsetNumber fbts_offset;
+	struct FbtStackData *fbts_parent;
+} FbtStackData;
+
+typedef FbtStackData *FbtStack;
+
+/* Lock modes for _fbt_getbuf() */
+#define FBT_READ			BUFFER_LOCK_SHARE
+#define FBT_WRITE			BUFFER_LOCK_EXCLUSIVE
+
+/* ----------------------------------------------------------------
+ * Scan state
+ * ----------------------------------------------------------------
+ */
+
+/* One matching item of the current leaf page, copied to backend memory */
+typedef struct FbtScanPosItem
+{
+	ItemPointerData heapTid;	/* TID of the heap tuple */
+	OffsetNumber indexOffset;	/* offset on the leaf page */
+	LocationIndex tupleOffset;	/* offset in currTuples, index-only scans */
+} FbtScanPosItem;
+
+/*
+ * FbtScanPosData: the leaf page a scan is positioned on.  buf stays pinned
+ * (never locked) while the executor visits the heap for the items, so that
+ * VACUUM, which takes a cleanup lock on every leaf, cannot remove and
+ * recycle a heap TID we are about to return.
+ */
+typedef struct FbtScanPosData
+{
+	Buffer		buf;			/* pinned leaf page, or InvalidBuffer */
+	BlockNumber currPage;		/* block of the page the items came from */
+	BlockNumber nextPage;		/* its right-link when we read it */
+	BlockNumber prevPage;		/* its left-link when we read it */
+	bool		moreLeft;		/* more matches may be to the left */
+	bool		moreRight;		/* more matches may be to the right */
+	int			nextTupleOffset;	/* next free byte in currTuples */
+	int			firstItem;		/* first valid index in items[] */
+	int			lastItem;		/* last valid index in items[] */
+	int			itemIndex;		/* current index in items[] */
+	FbtScanPosItem items[MaxIndexTuplesPerPage];
+} FbtScanPosData;
+
+typedef FbtScanPosData *FbtScanPos;
+
+#define FbtScanPosIsValid(pos) BlockNumberIsValid((pos).currPage)
+
+/* One = ANY(array) scan key, expanded into its sorted distinct elements */
+typedef struct FbtArrayKeyInfo
+{
+	int			scan_key;		/* index into so->keyData */
+	int			cur_elem;		/* index of the current element */
+	int			mark_elem;		/* element at ammarkpos time */
+	int			num_elems;		/* count of elements, after dedup */
+	Datum	   *elem_values;	/* sorted distinct elements, index order */
+} FbtArrayKeyInfo;
+
+/* Where a preprocessed search key may end the scan (see fbtutils.c) */
+#define FBT_SK_REQFWD		0x00010000	/* failure ends a forward scan */
+#define FBT_SK_REQBKWD		0x00020000	/* failure ends a backward scan */
+
+typedef struct FbtScanOpaqueData
+{
+	/* preprocessed search keys (fbtutils.c: _fbt_preprocess_keys) */
+	bool		qual_ok;		/* false if the quals can never match */
+	int			numberOfKeys;
+	ScanKey		keyData;
+	/* per key: its index-order strategy (DESC columns flipped) */
+	StrategyNumber *keyStrategy;
+	/*
+	 * per key: comparison proc of (column type, argument type), for
+	 * positioning
+	 */
+	FmgrInfo   *keyOrderProc;
+
+	/* = ANY(array) keys */
+	int			numArrayKeys;	/* -1 means an array key has no elements */
+	FbtArrayKeyInfo *arrayKeys;
+	MemoryContext arrayContext;
+
+	/* index-only scans: tuples of the current page */
+	char	   *currTuples;
+	char	   *markTuples;
+
+	/* position state */
+	FbtScanPosData currPos;
+	FbtScanPosData markPos;
+	int			markItemIndex;	/* itemIndex of a mark on currPos, or -1 */
+} FbtScanOpaqueData;
+
+typedef FbtScanOpaqueData *FbtScanOpaque;
+
+/* ----------------------------------------------------------------
+ * Prototypes
+ * ----------------------------------------------------------------
+ */
+
+/* fastbtree.c: AM handler and callbacks without a module of their own */
+extern bytea *fbtoptions(Datum reloptions, bool validate);
+extern bool fbtproperty(Oid index_oid, int attno, IndexAMProperty prop,
+						const char *propname, bool *res, bool *isnull);
+extern char *fbtbuildphasename(int64 phasenum);
+extern void fbtcostestimate(PlannerInfo *root, IndexPath *path,
+							double loop_count, Cost *indexStartupCost,
+							Cost *indexTotalCost, Selectivity *indexSelectivity,
+							double *indexCorrelation, double *indexPages);
+extern bool fbtcanreturn(Relation index, int attno);
+
+/* fbtinsert.c */
+extern bool fbtinsert(Relation rel, Datum *values, bool *isnull,
+					  ItemPointer ht_ctid, Relation heapRel,
+					  IndexUniqueCheck checkUnique, bool indexUnchanged,
+					  IndexInfo *indexInfo);
+extern void _fbt_finish_split(Relation rel, Buffer lbuf, FbtStack stack);
+extern void _fbt_check_item_size(Relation rel, Relation heapRel,
+								 IndexTuple itup);
+
+/* fbtpage.c */
+extern void _fbt_initmetapage(Page page, BlockNumber rootbknum, uint32 level);
+extern void _fbt_pageinit(Page page, uint32 level, uint16 flags);
+extern FbtMetaPageData *_fbt_getmeta(Relation rel, bool refresh);
+extern Buffer _fbt_getroot(Relation rel, int access, bool create);
+extern Buffer _fbt_getbuf(Relation rel, BlockNumber blkno, int access);
+extern Buffer _fbt_allocbuf(Relation rel);
+extern Buffer _fbt_relandgetbuf(Relation rel, Buffer obuf, BlockNumber blkno,
+								int access);
+extern void _fbt_relbuf(Relation rel, Buffer buf);
+extern void _fbt_checkpage(Relation rel, Buffer buf);
+extern uint32 _fbt_getrootheight(Relation rel);
+
+typedef struct FbtWal
+{
+	GenericXLogState *state;
+	int			npages;
+	Buffer		bufs[MAX_GENERIC_XLOG_PAGES];
+	Page		images[MAX_GENERIC_XLOG_PAGES];
+	uint32		oldversion[MAX_GENERIC_XLOG_PAGES];
+} FbtWal;
+
+extern void _fbt_wal_start(FbtWal *wal, Relation rel);
+extern Page _fbt_wal_register(FbtWal *wal, Buffer buf, bool fullimage);
+extern void _fbt_wal_finish(FbtWal *wal);
+extern void _fbt_wal_abort(FbtWal *wal);
+
+/* fbtsearch.c */
+extern FbtStack _fbt_search(Relation rel, FbtScanInsert key, Buffer *bufP,
+							int access);
+extern Buffer _fbt_moveright(Relation rel, FbtScanInsert key, Buffer buf,
+							 bool forupdate, FbtStack stack, int access);
+extern OffsetNumber _fbt_binsrch(Relation rel, FbtScanInsert key, Buffer buf);
+extern Buffer _fbt_get_endpoint(Relation rel, uint32 level, bool rightmost);
+extern void _fbt_freestack(FbtStack stack);
+extern IndexScanDesc fbtbeginscan(Relation rel, int nkeys, int norderbys);
+extern void fbtrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
+					  ScanKey orderbys, int norderbys);
+extern bool fbtgettuple(IndexScanDesc scan, ScanDirection dir);
+extern int64 fbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm);
+extern void fbtendscan(IndexScanDesc scan);
+extern void fbtmarkpos(IndexScanDesc scan);
+extern void fbtrestrpos(IndexScanDesc scan);
+
+/* fbtsort.c */
+extern IndexBuildResult *fbtbuild(Relation heap, Relation index,
+								  IndexInfo *indexInfo);
+extern void fbtbuildempty(Relation index);
+
+/* fbtutils.c */
+extern FbtScanInsert _fbt_mkscankey(Relation rel, IndexTuple itup);
+extern int32 _fbt_compare(Relation rel, FbtScanInsert key, Page page,
+						  OffsetNumber offnum);
+extern IndexTuple _fbt_truncate(Relation rel, IndexTuple lastleft,
+								IndexTuple firstright);
+extern IndexTuple _fbt_pivot_minus_infinity(IndexTuple itup);
+extern int	_fbt_keep_natts(Relation rel, IndexTuple lastleft,
+							IndexTuple firstright);
+extern void _fbt_preprocess_keys(IndexScanDesc scan);
+extern bool _fbt_start_array_keys(IndexScanDesc scan, ScanDirection dir);
+extern bool _fbt_advance_array_keys(IndexScanDesc scan, ScanDirection dir);
+extern void _fbt_mark_array_keys(IndexScanDesc scan);
+extern void _fbt_restore_array_keys(IndexScanDesc scan);
+extern bool _fbt_checkkeys(IndexScanDesc scan, IndexTuple tuple,
+						   ScanDirection dir, bool *continuescan);
+
+/* fbtvacuum.c */
+extern IndexBulkDeleteResult *fbtbulkdelete(IndexVacuumInfo *info,
+											IndexBulkDeleteResult *stats,
+											IndexBulkDeleteCallback callback,
+											void *callback_state);
+extern IndexBulkDeleteResult *fbtvacuumcleanup(IndexVacuumInfo *info,
+											   IndexBulkDeleteResult *stats);
+
+/* fbtvalidate.c */
+extern bool fbtvalidate(Oid opclassoid);
+
+#endif							/* FASTBTREE_H */

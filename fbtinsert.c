@@ -1,0 +1,887 @@
+/*-------------------------------------------------------------------------
+ *
+ * fbtinsert.c
+ *	  Insertion for fastbtree: uniqueness checks, Lehman & Yao page splits
+ *	  with suffix-truncated pivots, insertion of downlinks into parents,
+ *	  root splits, and recovery of incomplete splits.
+ *
+ * Locking follows the nbtree README ("Page splits"): the leaf is locked
+ * exclusively; a split holds the left page while it locks the new right
+ * page and the old right sibling, writes all three (plus, for an internal
+ * page, the child whose split this completes) in one generic WAL record
+ * with the left page marked INCOMPLETE_SPLIT, then locks the parent while
+ * still holding the left page and inserts the new downlink in a second
+ * record that also clears the flag.  Locks are taken left to right on a
+ * level and bottom-up between levels, never top-down while holding one, so
+ * writers cannot deadlock; readers hold one lock at a time.  A crash
+ * between the two records leaves the right page reachable by its
+ * right-link; the next inserter that meets the flag finishes the split.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/genam.h"
+#include "access/heapam.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "storage/predicate.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "fastbtree.h"
+
+static TransactionId _fbt_check_unique(Relation rel, IndexTuple itup,
+									   Relation heapRel, Buffer buf,
+									   FbtScanInsert key,
+									   IndexUniqueCheck checkUnique,
+									   bool *is_unique,
+									   uint32 *speculativeToken);
+static Buffer _fbt_findinsertloc(Relation rel, FbtScanInsert key, Buffer buf,
+								 FbtStack stack, OffsetNumber *newitemoff);
+static void _fbt_insertonpg(Relation rel, Buffer buf, Buffer cbuf,
+							FbtStack stack, IndexTuple itup,
+							OffsetNumber newitemoff);
+static void _fbt_insert_parent(Relation rel, Buffer buf, Buffer rbuf,
+							   FbtStack stack, bool isroot,
+							   IndexTuple lefthikey);
+
+/*
+ * _fbt_check_item_size() -- reject a leaf tuple too large for the tree.
+ *
+ * itup: the new leaf tuple; heapRel
+ * names the table in the error.  Raises btree's error
+ * (ERRCODE_PROGRAM_LIMIT_EXCEEDED) with our access method's name; a third
+ * of a page is the limit, so that a split always finds room for two items
+ * and a high key.
+ */
+void
+_fbt_check_item_size(Relation rel, Relation heapRel, IndexTuple itup)
+{
+	Size		itemsz = MAXALIGN(IndexTupleSize(itup));
+
+	if (itemsz <= FBT_MAX_ITEM_SIZE)
+		return;
+
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("index row size %zu exceeds fastbtree version %u maximum %zu for index \"%s\"",
+					itemsz, FBT_VERSION, (Size) FBT_MAX_ITEM_SIZE,
+					RelationGetRelationName(rel)),
+			 errdetail("Index row references tuple (%u,%u) in relation \"%s\".",
+					   ItemPointerGetBlockNumber(&itup->t_tid),
+					   ItemPointerGetOffsetNumber(&itup->t_tid),
+					   heapRel ? RelationGetRelationName(heapRel) : "?"),
+			 errhint("Values larger than 1/3 of a buffer page cannot be indexed.\n"
+					 "Consider a function index of an MD5 hash of the value, "
+					 "or use full text indexing."),
+			 heapRel ? errtableconstraint(heapRel,
+										  RelationGetRelationName(rel)) : 0));
+}
+
+/*
+ * fbtinsert() -- aminsert: insert one index entry.
+ *
+ * values/isnull: the index columns; ht_ctid: the heap TID; checkUnique:
+ * UNIQUE_CHECK_NO, _YES (error on a live duplicate, waiting for
+ * in-progress inserters first), _PARTIAL (never wait or error: report a
+ * possible duplicate by returning false) or _EXISTING (recheck of an entry
+ * already inserted: error on a duplicate, insert nothing), exactly as
+ * btree.  Returns false only for a possible duplicate under _PARTIAL.
+ * Holds no locks or pins on return.  Errors: 23505 unique_violation with
+ * btree's text, 54000 for an oversized row.
+ */
+bool
+fbtinsert(Relation rel, Datum *values, bool *isnull, ItemPointer ht_ctid,
+		  Relation heapRel, IndexUniqueCheck checkUnique,
+		  bool indexUnchanged, IndexInfo *indexInfo)
+{
+	IndexTuple	itup;
+	FbtScanInsert key;
+	bool		checkingunique = (checkUnique != UNIQUE_CHECK_NO);
+	bool		is_unique = true;
+
+	itup = index_form_tuple(RelationGetDescr(rel), values, isnull);
+	itup->t_tid = *ht_ctid;
+
+	_fbt_check_item_size(rel, heapRel, itup);
+
+	key = _fbt_mkscankey(rel, itup);
+
+	/* NULLs never conflict, unless NULLS NOT DISTINCT */
+	if (checkingunique && !rel->rd_index->indnullsnotdistinct)
+	{
+		int			i;
+
+		for (i = 0; i < key->keysz; i++)
+			if (key->scankeys[i].sk_flags & SK_ISNULL)
+				checkingunique = false;
+	}
+
+	for (;;)
+	{
+		FbtStack	stack;
+		Buffer		buf;
+		OffsetNumber newitemoff;
+
+		key->scantid = checkingunique ? NULL : &itup->t_tid;
+		stack = _fbt_search(rel, key, &buf, FBT_WRITE);
+
+		if (checkingunique)
+		{
+			TransactionId xwait;
+			uint32		speculativeToken = 0;
+
+			xwait = _fbt_check_unique(rel, itup, heapRel, buf, key,
+									  checkUnique, &is_unique,
+									  &speculativeToken);
+			if (TransactionIdIsValid(xwait))
+			{
+				/* wait for the other inserter, then start over */
+				_fbt_relbuf(rel, buf);
+				if (speculativeToken)
+					SpeculativeInsertionWait(xwait, speculativeToken);
+				else
+					XactLockTableWait(xwait, rel, &itup->t_tid,
+									  XLTW_InsertIndex);
+				_fbt_freestack(stack);
+				continue;
+			}
+			key->scantid = &itup->t_tid;
+		}
+
+		if (checkUnique == UNIQUE_CHECK_EXISTING)
+		{
+			_fbt_relbuf(rel, buf);
+			_fbt_freestack(stack);
+			break;
+		}
+
+		CheckForSerializableConflictIn(rel, NULL, BufferGetBlockNumber(buf));
+		buf = _fbt_findinsertloc(rel, key, buf, stack, &newitemoff);
+		if (!BufferIsValid(buf))
+		{
+			/* finished somebody's incomplete split: recheck from scratch */
+			_fbt_freestack(stack);
+			continue;
+		}
+		_fbt_insertonpg(rel, buf, InvalidBuffer, stack, itup, newitemoff);
+		_fbt_freestack(stack);
+		break;
+	}
+
+	pfree(key);
+	pfree(itup);
+	return is_unique;
+}
+
+/*
+ * _fbt_check_unique() -- look for a conflicting live entry.
+ *
+ * buf: the leaf where key (no scantid) first could be, exclusively locked
+ * by the caller, who keeps it locked across the check so that a concurrent
+ * inserter of the same key must wait for it (nbtree README, "unique
+ * checking").  Equal entries may continue on pages to the right; those
+ * are share-locked one at a time.
+ *
+ * Returns the xid to wait for (with *speculativeToken) if an equal entry's
+ * inserter or deleter is still in progress; otherwise
+ * InvalidTransactionId, having raised 23505 for a live duplicate, or, for
+ * UNIQUE_CHECK_PARTIAL, set *is_unique = false instead.  On return only
+ * buf is locked (unless an error was raised, which releases everything
+ * first).
+ */
+static TransactionId
+_fbt_check_unique(Relation rel, IndexTuple itup, Relation heapRel,
+				  Buffer buf, FbtScanInsert key, IndexUniqueCheck checkUnique,
+				  bool *is_unique, uint32 *speculativeToken)
+{
+	SnapshotData SnapshotDirty;
+	Buffer		nbuf = InvalidBuffer;
+	Page		page = BufferGetPage(buf);
+	FbtPageOpaque opaque = FbtPageGetOpaque(page);
+	OffsetNumber offset;
+	OffsetNumber maxoff;
+	bool		found = false;
+
+	InitDirtySnapshot(SnapshotDirty);
+
+	offset = _fbt_binsrch(rel, key, buf);
+	maxoff = PageGetMaxOffsetNumber(page);
+
+	for (;;)
+	{
+		if (offset <= maxoff)
+		{
+			ItemId		curitemid = PageGetItemId(page, offset);
+			IndexTuple	curitup;
+			ItemPointerData htid;
+			bool		all_dead = false;
+
+			if (_fbt_compare(rel, key, page, offset) != 0)
+				break;			/* past the equal entries */
+
+			curitup = (IndexTuple) PageGetItem(page, curitemid);
+			htid = curitup->t_tid;
+
+			if (checkUnique == UNIQUE_CHECK_EXISTING &&
+				ItemPointerCompare(&htid, &itup->t_tid) == 0)
+				found = true;
+			else if (table_index_fetch_tuple_check(heapRel, &htid,
+												   &SnapshotDirty, &all_dead))
+			{
+				TransactionId xwait;
+
+				if (checkUnique == UNIQUE_CHECK_PARTIAL)
+				{
+					*is_unique = false;
+					break;
+				}
+
+				xwait = TransactionIdIsValid(SnapshotDirty.xmin) ?
+					SnapshotDirty.xmin : SnapshotDirty.xmax;
+				if (TransactionIdIsValid(xwait))
+				{
+					if (BufferIsValid(nbuf))
+						_fbt_relbuf(rel, nbuf);
+					*speculativeToken = SnapshotDirty.speculativeToken;
+					return xwait;
+				}
+
+				/*
+				 * A definite conflict, unless the row we are indexing is
+				 * itself dead by now (CREATE INDEX CONCURRENTLY can insert
+				 * entries for such rows).
+				 */
+				htid = itup->t_tid;
+				if (!table_index_fetch_tuple_check(heapRel, &htid,
+												   SnapshotSelf, NULL))
+					break;
+
+				CheckForSerializableConflictIn(rel, NULL,
+											   BufferGetBlockNumber(buf));
+
+				/* release locks before catalog access for the message */
+				if (BufferIsValid(nbuf))
+					_fbt_relbuf(rel, nbuf);
+				_fbt_relbuf(rel, buf);
+				{
+					Datum		values[INDEX_MAX_KEYS];
+					bool		isnull[INDEX_MAX_KEYS];
+					char	   *key_desc;
+
+					index_deform_tuple(itup, RelationGetDescr(rel),
+									   values, isnull);
+					key_desc = BuildIndexValueDescription(rel, values, isnull);
+					ereport(ERROR,
+							(errcode(ERRCODE_UNIQUE_VIOLATION),
+							 errmsg("duplicate key value violates unique constraint \"%s\"",
+									RelationGetRelationName(rel)),
+							 key_desc ? errdetail("Key %s already exists.",
+												  key_desc) : 0,
+							 errtableconstraint(heapRel,
+												RelationGetRelationName(rel))));
+				}
+			}
+			offset = OffsetNumberNext(offset);
+		}
+		else
+		{
+			BlockNumber nblkno;
+
+			/* equal entries may continue right only if the high key is equal */
+			if (P_RIGHTMOST(opaque) ||
+				_fbt_compare(rel, key, page, P_HIKEY) != 0)
+				break;
+			nblkno = opaque->fbto_next;
+			CHECK_FOR_INTERRUPTS();
+			nbuf = _fbt_relandgetbuf(rel, nbuf, nblkno, FBT_READ);
+			page = BufferGetPage(nbuf);
+			opaque = FbtPageGetOpaque(page);
+			offset = P_FIRSTDATAKEY(opaque);
+			maxoff = PageGetMaxOffsetNumber(page);
+		}
+	}
+
+	if (BufferIsValid(nbuf))
+		_fbt_relbuf(rel, nbuf);
+
+	if (checkUnique == UNIQUE_CHECK_EXISTING && !found)
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("failed to re-find tuple within index \"%s\"",
+						RelationGetRelationName(rel)),
+				 errhint("This may be because of a non-immutable index expression."),
+				 errtableconstraint(heapRel, RelationGetRelationName(rel))));
+
+	return InvalidTransactionId;
+}
+
+/*
+ * _fbt_findinsertloc() -- find the page and offset for key (with scantid).
+ *
+ * buf: the exclusively locked leaf from the descent.  Moves right while the
+ * high key is < key, locking the right page before releasing the left one,
+ * so a concurrent unique check cannot slip between.  Returns the target
+ * leaf exclusively locked with *newitemoff set, or InvalidBuffer (nothing
+ * held) after finishing an incomplete split met on the way, in which case
+ * the caller starts over.
+ */
+static Buffer
+_fbt_findinsertloc(Relation rel, FbtScanInsert key, Buffer buf,
+				   FbtStack stack, OffsetNumber *newitemoff)
+{
+	for (;;)
+	{
+		Page		page = BufferGetPage(buf);
+		FbtPageOpaque opaque = FbtPageGetOpaque(page);
+		Buffer		rbuf;
+
+		if (P_INCOMPLETE_SPLIT(opaque))
+		{
+			_fbt_finish_split(rel, buf, stack);
+			return InvalidBuffer;
+		}
+		if (P_RIGHTMOST(opaque) || _fbt_compare(rel, key, page, P_HIKEY) <= 0)
+			break;
+
+		CHECK_FOR_INTERRUPTS();
+		rbuf = _fbt_getbuf(rel, opaque->fbto_next, FBT_WRITE);
+		_fbt_relbuf(rel, buf);
+		buf = rbuf;
+	}
+
+	*newitemoff = _fbt_binsrch(rel, key, buf);
+	return buf;
+}
+
+/*
+ * Choose where to split: the index in items[] of the first item that goes
+ * right.  nitems >= 2 items of sizes itemsz[] (MAXALIGN'd).  The left page
+ * also needs room for its new high key (bounded by the first right item's
+ * size plus a heap TID on leaves), the right page for the old high key
+ * (hikeysz, 0 if rightmost).  Appends to the rightmost page leave the left
+ * page fillfactor-full (leaves) or FBT_NONLEAF_FILLFACTOR-full (internal
+ * pages), so ascending inserts pack pages as a bulk load would; otherwise
+ * the split balances free space (nbtree README, "page splits").
+ */
+static int
+_fbt_findsplitloc(Relation rel, bool isleaf, bool rightmost_append,
+				  Size *itemsz, int nitems, Size hikeysz)
+{
+	Size		pagespace = BLCKSZ - SizeOfPageHeaderData -
+		MAXALIGN(sizeof(FbtPageOpaqueData));
+	Size		total = 0;
+	Size		leftsz = 0;
+	int			best = -1;
+	double		bestdelta = 0;
+	double		fillfactor;
+	int			i;
+
+	for (i = 0; i < nitems; i++)
+		total += itemsz[i] + sizeof(ItemIdData);
+
+	fillfactor = isleaf ? FbtGetFillFactor(rel) : FBT_NONLEAF_FILLFACTOR;
+
+	for (i = 1; i < nitems; i++)
+	{
+		Size		newhikey;
+		Size		leftneed;
+		Size		rightneed;
+		double		delta;
+
+		leftsz += itemsz[i - 1] + sizeof(ItemIdData);
+		newhikey = itemsz[i] +
+			(isleaf ? MAXALIGN(sizeof(ItemPointerData)) : 0);
+		leftneed = leftsz + newhikey + sizeof(ItemIdData);
+		rightneed = total - leftsz +
+			(hikeysz ? hikeysz + sizeof(ItemIdData) : 0);
+		if (!isleaf)
+		{
+			/* the first right item loses its key (minus infinity) */
+			rightneed -= itemsz[i] - MAXALIGN(sizeof(IndexTupleData));
+		}
+		if (leftneed > pagespace || rightneed > pagespace)
+			continue;
+
+		if (rightmost_append)
+			delta = fabs((double) leftsz - pagespace * fillfactor / 100.0);
+		else
+			delta = fabs((double) leftneed - (double) rightneed);
+		if (best < 0 || delta < bestdelta)
+		{
+			best = i;
+			bestdelta = delta;
+		}
+	}
+
+	if (best < 0)
+		elog(ERROR, "could not find a feasible split point for index \"%s\"",
+			 RelationGetRelationName(rel));
+	return best;
+}
+
+/*
+ * _fbt_split() -- split page buf to make room for newitem at newitemoff.
+ *
+ * buf is exclusively locked; cbuf, if valid, is a child whose
+ * INCOMPLETE_SPLIT flag this insertion clears.  Writes the left page (in
+ * place, keeping its block), a new right page and the old right sibling's
+ * left-link in one WAL record, marks the left page INCOMPLETE_SPLIT, and
+ * returns the right page exclusively locked; buf stays locked, cbuf is
+ * released.  *lefthikey receives the left page's new high key (a palloc'd
+ * pivot, suffix-truncated on leaves), which becomes the right page's
+ * downlink.
+ */
+static Buffer
+_fbt_split(Relation rel, Buffer buf, Buffer cbuf, OffsetNumber newitemoff,
+		   IndexTuple newitem, IndexTuple *lefthikey)
+{
+	Page		origpage = BufferGetPage(buf);
+	FbtPageOpaque oopaque = FbtPageGetOpaque(origpage);
+	bool		isleaf = P_ISLEAF(oopaque);
+	bool		isrightmost = P_RIGHTMOST(oopaque);
+	OffsetNumber firstdata = P_FIRSTDATAKEY(oopaque);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(origpage);
+	int			nitems = maxoff - firstdata + 2;
+	IndexTuple *items;
+	Size	   *itemsz;
+	Size		hikeysz = 0;
+	int			firstright;
+	int			i;
+	OffsetNumber off;
+	IndexTuple	hikey;
+	IndexTuple	rightfirst = NULL;
+	Buffer		rbuf;
+	Buffer		sbuf = InvalidBuffer;
+	BlockNumber origblk = BufferGetBlockNumber(buf);
+	BlockNumber rightblk;
+	FbtWal		wal;
+	Page		limg;
+	Page		rimg;
+	FbtPageOpaque lopaque;
+	FbtPageOpaque ropaque;
+
+	Assert(!P_INCOMPLETE_SPLIT(oopaque));
+
+	items = palloc(sizeof(IndexTuple) * nitems);
+	itemsz = palloc(sizeof(Size) * nitems);
+	i = 0;
+	for (off = firstdata; off <= maxoff; off++)
+	{
+		ItemId		iid = PageGetItemId(origpage, off);
+
+		if (off == newitemoff)
+		{
+			items[i] = newitem;
+			itemsz[i++] = MAXALIGN(IndexTupleSize(newitem));
+		}
+		items[i] = (IndexTuple) PageGetItem(origpage, iid);
+		itemsz[i++] = MAXALIGN(ItemIdGetLength(iid));
+	}
+	if (newitemoff > maxoff)
+	{
+		items[i] = newitem;
+		itemsz[i++] = MAXALIGN(IndexTupleSize(newitem));
+	}
+	Assert(i == nitems);
+
+	if (!isrightmost)
+		hikeysz = MAXALIGN(ItemIdGetLength(PageGetItemId(origpage, P_HIKEY)));
+
+	firstright = _fbt_findsplitloc(rel, isleaf,
+								   isrightmost && newitemoff > maxoff,
+								   itemsz, nitems, hikeysz);
+
+	if (isleaf)
+		hikey = _fbt_truncate(rel, items[firstright - 1], items[firstright]);
+	else
+	{
+		hikey = CopyIndexTuple(items[firstright]);
+		FbtPivotSetDownLink(hikey, InvalidBlockNumber);
+		rightfirst = _fbt_pivot_minus_infinity(items[firstright]);
+	}
+
+	/* new right page, and the old right sibling whose left-link changes */
+	rbuf = _fbt_allocbuf(rel);
+	rightblk = BufferGetBlockNumber(rbuf);
+	if (!isrightmost)
+	{
+		sbuf = _fbt_getbuf(rel, oopaque->fbto_next, FBT_WRITE);
+		if (FbtPageGetOpaque(BufferGetPage(sbuf))->fbto_prev != origblk)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("right sibling's left-link doesn't match: block %u links to %u instead of expected %u in index \"%s\"",
+							oopaque->fbto_next,
+							FbtPageGetOpaque(BufferGetPage(sbuf))->fbto_prev,
+							origblk, RelationGetRelationName(rel))));
+	}
+
+	_fbt_wal_start(&wal, rel);
+	limg = _fbt_wal_register(&wal, buf, false);
+	rimg = _fbt_wal_register(&wal, rbuf, true);
+
+	/* left page: rebuilt in the image from the unchanged shared page */
+	_fbt_pageinit(limg, oopaque->fbto_level,
+				  (oopaque->fbto_flags & ~(FBTP_ROOT | FBTP_HAS_GARBAGE)) |
+				  FBTP_INCOMPLETE_SPLIT);
+	lopaque = FbtPageGetOpaque(limg);
+	lopaque->fbto_prev = oopaque->fbto_prev;
+	lopaque->fbto_next = rightblk;
+	if (PageAddItem(limg, (Item) hikey, MAXALIGN(IndexTupleSize(hikey)),
+					P_HIKEY, false, false) == InvalidOffsetNumber)
+		goto addfailed;
+	for (i = 0; i < firstright; i++)
+		if (PageAddItem(limg, (Item) items[i], itemsz[i], InvalidOffsetNumber,
+						false, false) == InvalidOffsetNumber)
+			goto addfailed;
+
+	/* right page */
+	_fbt_pageinit(rimg, oopaque->fbto_level,
+				  oopaque->fbto_flags & ~(FBTP_ROOT | FBTP_HAS_GARBAGE |
+										  FBTP_INCOMPLETE_SPLIT));
+	ropaque = FbtPageGetOpaque(rimg);
+	ropaque->fbto_prev = origblk;
+	ropaque->fbto_next = oopaque->fbto_next;
+	if (!isrightmost &&
+		PageAddItem(rimg, PageGetItem(origpage, PageGetItemId(origpage, P_HIKEY)),
+					hikeysz, P_HIKEY, false, false) == InvalidOffsetNumber)
+		goto addfailed;
+	for (i = firstright; i < nitems; i++)
+	{
+		IndexTuple	it = (i == firstright && rightfirst) ? rightfirst : items[i];
+		Size		sz = (i == firstright && rightfirst) ?
+			MAXALIGN(IndexTupleSize(rightfirst)) : itemsz[i];
+
+		if (PageAddItem(rimg, (Item) it, sz, InvalidOffsetNumber,
+						false, false) == InvalidOffsetNumber)
+			goto addfailed;
+	}
+
+	if (BufferIsValid(sbuf))
+	{
+		Page		simg = _fbt_wal_register(&wal, sbuf, false);
+
+		FbtPageGetOpaque(simg)->fbto_prev = rightblk;
+	}
+	if (BufferIsValid(cbuf))
+	{
+		Page		cimg = _fbt_wal_register(&wal, cbuf, false);
+
+		FbtPageGetOpaque(cimg)->fbto_flags &= ~FBTP_INCOMPLETE_SPLIT;
+	}
+
+	if (isleaf)
+		PredicateLockPageSplit(rel, origblk, rightblk);
+
+	START_CRIT_SECTION();
+	_fbt_wal_finish(&wal);
+	END_CRIT_SECTION();
+
+	if (BufferIsValid(sbuf))
+		_fbt_relbuf(rel, sbuf);
+	if (BufferIsValid(cbuf))
+		_fbt_relbuf(rel, cbuf);
+	pfree(items);
+	pfree(itemsz);
+	*lefthikey = hikey;
+	return rbuf;
+
+addfailed:
+	_fbt_wal_abort(&wal);
+	elog(ERROR, "failed to add item to split page %u of index \"%s\"",
+		 origblk, RelationGetRelationName(rel));
+	return InvalidBuffer;		/* keep compiler quiet */
+}
+
+/*
+ * _fbt_insertonpg() -- put itup at newitemoff on page buf, splitting it
+ * if it is full.
+ *
+ * buf: exclusively locked target; cbuf: the child whose incomplete split
+ * this (downlink) insertion completes, or InvalidBuffer; stack: buf's
+ * parent entries.  Releases buf and cbuf, and any page a split touched.
+ */
+static void
+_fbt_insertonpg(Relation rel, Buffer buf, Buffer cbuf, FbtStack stack,
+				IndexTuple itup, OffsetNumber newitemoff)
+{
+	Page		page = BufferGetPage(buf);
+	FbtPageOpaque opaque = FbtPageGetOpaque(page);
+	Size		itemsz = MAXALIGN(IndexTupleSize(itup));
+
+	if (PageGetFreeSpace(page) < itemsz)
+	{
+		bool		isroot = P_ISROOT(opaque);
+		IndexTuple	lefthikey;
+		Buffer		rbuf;
+
+		if (P_INCOMPLETE_SPLIT(opaque))
+			elog(ERROR, "cannot split block %u of index \"%s\": its previous split is incomplete",
+				 BufferGetBlockNumber(buf), RelationGetRelationName(rel));
+		rbuf = _fbt_split(rel, buf, cbuf, newitemoff, itup, &lefthikey);
+		_fbt_insert_parent(rel, buf, rbuf, stack, isroot, lefthikey);
+		return;
+	}
+	else
+	{
+		FbtWal		wal;
+		Page		img;
+
+		_fbt_wal_start(&wal, rel);
+		img = _fbt_wal_register(&wal, buf, false);
+		if (PageAddItem(img, (Item) itup, itemsz, newitemoff,
+						false, false) == InvalidOffsetNumber)
+		{
+			_fbt_wal_abort(&wal);
+			elog(ERROR, "failed to add new item to block %u in index \"%s\"",
+				 BufferGetBlockNumber(buf), RelationGetRelationName(rel));
+		}
+		if (BufferIsValid(cbuf))
+		{
+			Page		cimg = _fbt_wal_register(&wal, cbuf, false);
+
+			FbtPageGetOpaque(cimg)->fbto_flags &= ~FBTP_INCOMPLETE_SPLIT;
+		}
+		START_CRIT_SECTION();
+		_fbt_wal_finish(&wal);
+		END_CRIT_SECTION();
+
+		_fbt_relbuf(rel, buf);
+		if (BufferIsValid(cbuf))
+			_fbt_relbuf(rel, cbuf);
+	}
+}
+
+/*
+ * _fbt_newroot() -- after the root (lbuf) split into lbuf and rbuf, make a
+ * new root one level up holding their two downlinks, point the metapage at
+ * it, and clear lbuf's INCOMPLETE_SPLIT, all in one WAL record.  lbuf and
+ * rbuf are exclusively locked on entry and released on return.
+ */
+static void
+_fbt_newroot(Relation rel, Buffer lbuf, Buffer rbuf, IndexTuple lefthikey)
+{
+	Page		lpage = BufferGetPage(lbuf);
+	uint32		level = FbtPageGetOpaque(lpage)->fbto_level + 1;
+	Buffer		rootbuf;
+	Buffer		metabuf;
+	IndexTuple	leftitem;
+	IndexTuple	rightitem;
+	FbtWal		wal;
+	Page		rootimg;
+	Page		metaimg;
+	Page		limg;
+
+	leftitem = _fbt_pivot_minus_infinity(NULL);
+	FbtPivotSetDownLink(leftitem, BufferGetBlockNumber(lbuf));
+	rightitem = CopyIndexTuple(lefthikey);
+	FbtPivotSetDownLink(rightitem, BufferGetBlockNumber(rbuf));
+
+	rootbuf = _fbt_allocbuf(rel);
+	metabuf = _fbt_getbuf(rel, FBT_METAPAGE, FBT_WRITE);
+
+	_fbt_wal_start(&wal, rel);
+	rootimg = _fbt_wal_register(&wal, rootbuf, true);
+	metaimg = _fbt_wal_register(&wal, metabuf, false);
+	limg = _fbt_wal_register(&wal, lbuf, false);
+
+	_fbt_pageinit(rootimg, level, FBTP_ROOT);
+	if (PageAddItem(rootimg, (Item) leftitem, MAXALIGN(IndexTupleSize(leftitem)),
+					P_HIKEY, false, false) == InvalidOffsetNumber ||
+		PageAddItem(rootimg, (Item) rightitem,
+					MAXALIGN(IndexTupleSize(rightitem)),
+					P_FIRSTKEY, false, false) == InvalidOffsetNumber)
+	{
+		_fbt_wal_abort(&wal);
+		elog(ERROR, "failed to add downlinks to new root page of index \"%s\"",
+			 RelationGetRelationName(rel));
+	}
+	FbtPageGetMeta(metaimg)->fbtm_root = BufferGetBlockNumber(rootbuf);
+	FbtPageGetMeta(metaimg)->fbtm_level = level;
+	FbtPageGetOpaque(limg)->fbto_flags &= ~FBTP_INCOMPLETE_SPLIT;
+
+	START_CRIT_SECTION();
+	_fbt_wal_finish(&wal);
+	END_CRIT_SECTION();
+
+	_fbt_relbuf(rel, metabuf);
+	_fbt_relbuf(rel, rootbuf);
+	_fbt_relbuf(rel, lbuf);
+	_fbt_relbuf(rel, rbuf);
+	pfree(leftitem);
+	pfree(rightitem);
+
+	/* our cached root is now a plain page; look again next time */
+	if (rel->rd_amcache != NULL)
+	{
+		pfree(rel->rd_amcache);
+		rel->rd_amcache = NULL;
+	}
+}
+
+/*
+ * _fbt_getstackbuf() -- find and exclusively lock the parent page holding
+ * the downlink to child, starting where the stack entry says it was and
+ * moving right (splits only move downlinks right).  Finishes an incomplete
+ * split of the parent level first.  Updates the entry to the downlink's
+ * current position.  Returns InvalidBuffer if the downlink is nowhere.
+ */
+static Buffer
+_fbt_getstackbuf(Relation rel, FbtStack stack, BlockNumber child)
+{
+	BlockNumber blkno = stack->fbts_blkno;
+	OffsetNumber start = stack->fbts_offset;
+
+	for (;;)
+	{
+		Buffer		buf = _fbt_getbuf(rel, blkno, FBT_WRITE);
+		Page		page = BufferGetPage(buf);
+		FbtPageOpaque opaque = FbtPageGetOpaque(page);
+		OffsetNumber minoff = P_FIRSTDATAKEY(opaque);
+		OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+		OffsetNumber off;
+
+		if (P_INCOMPLETE_SPLIT(opaque))
+		{
+			_fbt_finish_split(rel, buf, stack->fbts_parent);
+			continue;
+		}
+
+		if (start < minoff || start > maxoff)
+			start = minoff;
+		for (off = start; off <= maxoff; off++)
+		{
+			IndexTuple	itup = (IndexTuple) PageGetItem(page,
+														PageGetItemId(page, off));
+
+			if (FbtPivotGetDownLink(itup) == child)
+			{
+				stack->fbts_blkno = blkno;
+				stack->fbts_offset = off;
+				return buf;
+			}
+		}
+		for (off = start; off > minoff;)
+		{
+			IndexTuple	itup;
+
+			off = OffsetNumberPrev(off);
+			itup = (IndexTuple) PageGetItem(page, PageGetItemId(page, off));
+			if (FbtPivotGetDownLink(itup) == child)
+			{
+				stack->fbts_blkno = blkno;
+				stack->fbts_offset = off;
+				return buf;
+			}
+		}
+
+		if (P_RIGHTMOST(opaque))
+		{
+			_fbt_relbuf(rel, buf);
+			return InvalidBuffer;
+		}
+		blkno = opaque->fbto_next;
+		start = InvalidOffsetNumber;
+		_fbt_relbuf(rel, buf);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * _fbt_insert_parent() -- insert the downlink for rbuf, the new right half
+ * of buf, into the parent, completing the split.
+ *
+ * buf and rbuf are exclusively locked; both are released.  isroot: buf was
+ * the root, so a new root is made instead.  stack: buf's parent entries;
+ * if NULL (the descent started below the current root), the parent level
+ * is searched from its leftmost page.
+ */
+static void
+_fbt_insert_parent(Relation rel, Buffer buf, Buffer rbuf, FbtStack stack,
+				   bool isroot, IndexTuple lefthikey)
+{
+	BlockNumber bknum = BufferGetBlockNumber(buf);
+	BlockNumber rbknum = BufferGetBlockNumber(rbuf);
+	FbtStackData fakestack;
+	IndexTuple	newitem;
+	Buffer		pbuf;
+
+	if (isroot)
+	{
+		_fbt_newroot(rel, buf, rbuf, lefthikey);
+		pfree(lefthikey);
+		return;
+	}
+
+	if (stack == NULL)
+	{
+		uint32		level = FbtPageGetOpaque(BufferGetPage(buf))->fbto_level;
+		Buffer		lmbuf = _fbt_get_endpoint(rel, level + 1, false);
+
+		if (!BufferIsValid(lmbuf))
+			elog(ERROR, "index \"%s\" has no level %u above block %u",
+				 RelationGetRelationName(rel), level + 1, bknum);
+		fakestack.fbts_blkno = BufferGetBlockNumber(lmbuf);
+		fakestack.fbts_offset = InvalidOffsetNumber;
+		fakestack.fbts_parent = NULL;
+		stack = &fakestack;
+		_fbt_relbuf(rel, lmbuf);
+	}
+
+	newitem = lefthikey;
+	FbtPivotSetDownLink(newitem, rbknum);
+
+	_fbt_relbuf(rel, rbuf);
+	pbuf = _fbt_getstackbuf(rel, stack, bknum);
+	if (!BufferIsValid(pbuf))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("failed to re-find parent key in index \"%s\" for split pages %u/%u",
+						RelationGetRelationName(rel), bknum, rbknum)));
+
+	_fbt_insertonpg(rel, pbuf, buf, stack->fbts_parent, newitem,
+					OffsetNumberNext(stack->fbts_offset));
+	pfree(newitem);
+}
+
+/*
+ * _fbt_finish_split() -- complete a split whose downlink insertion never
+ * happened (the splitting backend crashed or failed in between).
+ *
+ * lbuf: the left half, exclusively locked, with INCOMPLETE_SPLIT set;
+ * stack: its parent entries, or NULL.  Inserts the right page's downlink
+ * (or makes a new root if lbuf is still the metapage's root).  lbuf is
+ * released on return.
+ */
+void
+_fbt_finish_split(Relation rel, Buffer lbuf, FbtStack stack)
+{
+	Page		lpage = BufferGetPage(lbuf);
+	FbtPageOpaque lopaque = FbtPageGetOpaque(lpage);
+	Buffer		rbuf;
+	Buffer		metabuf;
+	bool		wasroot;
+	IndexTuple	lefthikey;
+
+	Assert(P_INCOMPLETE_SPLIT(lopaque));
+	if (P_RIGHTMOST(lopaque))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("block %u of index \"%s\" is marked incompletely split but has no right sibling",
+						BufferGetBlockNumber(lbuf), RelationGetRelationName(rel))));
+
+	rbuf = _fbt_getbuf(rel, lopaque->fbto_next, FBT_WRITE);
+	metabuf = _fbt_getbuf(rel, FBT_METAPAGE, FBT_READ);
+	wasroot = FbtPageGetMeta(BufferGetPage(metabuf))->fbtm_root ==
+		BufferGetBlockNumber(lbuf);
+	_fbt_relbuf(rel, metabuf);
+
+	lefthikey = CopyIndexTuple((IndexTuple)
+							   PageGetItem(lpage, PageGetItemId(lpage, P_HIKEY)));
+	_fbt_insert_parent(rel, lbuf, rbuf, stack, wasroot, lefthikey);
+}

@@ -1,0 +1,445 @@
+/*-------------------------------------------------------------------------
+ *
+ * fbtpage.c
+ *	  Page and buffer management for fastbtree: the metapage and its
+ *	  backend-local cache, page initialization, pinning and locking, relation
+ *	  extension, and the single helper through which every page change is
+ *	  WAL-logged (generic WAL) and bumps the page version counter.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "storage/lmgr.h"
+#include "storage/predicate.h"
+#include "utils/memutils.h"
+
+#include "fastbtree.h"
+
+/*
+ * _fbt_pageinit() -- initialize a new, empty index page in local or image
+ * memory.
+ *
+ * page: BLCKSZ bytes to initialize; level: 0 for a leaf; flags: FBTP_*.
+ * Siblings are set to P_NONE; the caller links the page.
+ */
+void
+_fbt_pageinit(Page page, uint32 level, uint16 flags)
+{
+	FbtPageOpaque opaque;
+
+	PageInit(page, BLCKSZ, sizeof(FbtPageOpaqueData));
+	opaque = FbtPageGetOpaque(page);
+	opaque->fbto_prev = P_NONE;
+	opaque->fbto_next = P_NONE;
+	opaque->fbto_level = level;
+	opaque->fbto_version = 0;
+	opaque->fbto_flags = flags;
+	opaque->fbto_cycleid = 0;
+	opaque->fbto_unused = 0;
+	opaque->fbto_page_id = FBT_PAGE_ID;
+}
+
+/*
+ * _fbt_initmetapage() -- fill in a metapage.
+ *
+ * page: BLCKSZ bytes; rootbknum: root block or P_NONE for an empty index;
+ * level: level of that root.  pd_lower is advanced past the metadata so
+ * that full-page images and generic WAL keep it.
+ */
+void
+_fbt_initmetapage(Page page, BlockNumber rootbknum, uint32 level)
+{
+	FbtMetaPageData *metad;
+
+	_fbt_pageinit(page, 0, FBTP_META);
+	metad = FbtPageGetMeta(page);
+	metad->fbtm_magic = FBT_MAGIC;
+	metad->fbtm_version = FBT_VERSION;
+	metad->fbtm_root = rootbknum;
+	metad->fbtm_level = level;
+	metad->fbtm_last_cleanup_num_heap_tuples = -1.0;
+	((PageHeader) page)->pd_lower =
+		((char *) metad + sizeof(FbtMetaPageData)) - (char *) page;
+}
+
+/*
+ * Check a metapage's identity; ERRCODE_INDEX_CORRUPTED if it is not ours or
+ * has a format we do not read.
+ */
+static FbtMetaPageData *
+_fbt_checkmeta(Relation rel, Page page)
+{
+	FbtMetaPageData *metad = FbtPageGetMeta(page);
+	FbtPageOpaque opaque = FbtPageGetOpaque(page);
+
+	if (PageGetSpecialSize(page) != MAXALIGN(sizeof(FbtPageOpaqueData)) ||
+		!(opaque->fbto_flags & FBTP_META) ||
+		metad->fbtm_magic != FBT_MAGIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" is not a fastbtree",
+						RelationGetRelationName(rel)),
+				 errdetail("Block %u has no valid fastbtree metapage.",
+						   (BlockNumber) FBT_METAPAGE)));
+	if (metad->fbtm_version != FBT_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("version mismatch in index \"%s\": file version %u, current version %u",
+						RelationGetRelationName(rel),
+						metad->fbtm_version, FBT_VERSION)));
+	return metad;
+}
+
+/*
+ * _fbt_getmeta() -- return the index's metadata, from the backend-local
+ * cache in rd_amcache when possible.
+ *
+ * refresh: ignore the cache and reread block 0.  Takes and releases a share
+ * lock on the metapage when it reads it; no locks or pins are held on
+ * return.  The result lives in rd_indexcxt and is valid until the next
+ * call with refresh = true or a relcache flush.  Raises
+ * ERRCODE_INDEX_CORRUPTED for a metapage that is not ours.
+ */
+FbtMetaPageData *
+_fbt_getmeta(Relation rel, bool refresh)
+{
+	Buffer		metabuf;
+	FbtMetaPageData *metad;
+
+	if (rel->rd_amcache != NULL && !refresh)
+		return (FbtMetaPageData *) rel->rd_amcache;
+
+	metabuf = _fbt_getbuf(rel, FBT_METAPAGE, FBT_READ);
+	metad = _fbt_checkmeta(rel, BufferGetPage(metabuf));
+	if (rel->rd_amcache == NULL)
+		rel->rd_amcache = MemoryContextAlloc(rel->rd_indexcxt,
+											 sizeof(FbtMetaPageData));
+	memcpy(rel->rd_amcache, metad, sizeof(FbtMetaPageData));
+	_fbt_relbuf(rel, metabuf);
+	return (FbtMetaPageData *) rel->rd_amcache;
+}
+
+/*
+ * _fbt_getrootheight() -- level of the root, for the cost model.
+ *
+ * Returns 0 for an empty index or a root that is a leaf.  Same locking as
+ * _fbt_getmeta().
+ */
+uint32
+_fbt_getrootheight(Relation rel)
+{
+	FbtMetaPageData *metad = _fbt_getmeta(rel, false);
+
+	if (metad->fbtm_root == P_NONE)
+		return 0;
+	return metad->fbtm_level;
+}
+
+/*
+ * _fbt_getroot() -- pin and lock the root page.
+ *
+ * access: FBT_READ or FBT_WRITE, the lock taken on the root if it is a leaf
+ * (an internal root is always share-locked: writers only write leaves on
+ * the way down).  create: when the index is empty, make a root leaf (with
+ * an exclusive metapage lock held meanwhile); otherwise return
+ * InvalidBuffer for an empty index.
+ *
+ * The cached root is validated on arrival: any page that is the leftmost of
+ * the cached level is a correct place to start a Lehman & Yao descent, even
+ * after a root split; a root that is no longer the root only drops the
+ * cache so the next descent starts higher.  Returns the buffer pinned and
+ * locked; nothing else is held.
+ */
+Buffer
+_fbt_getroot(Relation rel, int access, bool create)
+{
+	bool		refresh = false;
+
+	for (;;)
+	{
+		FbtMetaPageData *metad = _fbt_getmeta(rel, refresh);
+		BlockNumber rootblkno = metad->fbtm_root;
+		uint32		rootlevel = metad->fbtm_level;
+		Buffer		rootbuf;
+		FbtPageOpaque opaque;
+
+		if (rootblkno == P_NONE)
+		{
+			Buffer		metabuf;
+			FbtMetaPageData *shared;
+			FbtWal		wal;
+			Page		metaimg;
+			Page		rootimg;
+
+			if (!refresh)
+			{
+				/* the cache may be older than the first insert */
+				refresh = true;
+				continue;
+			}
+			if (!create)
+				return InvalidBuffer;
+
+			metabuf = _fbt_getbuf(rel, FBT_METAPAGE, FBT_WRITE);
+			shared = _fbt_checkmeta(rel, BufferGetPage(metabuf));
+			if (shared->fbtm_root != P_NONE)
+			{
+				/* somebody else created it meanwhile */
+				_fbt_relbuf(rel, metabuf);
+				continue;
+			}
+			rootbuf = _fbt_allocbuf(rel);
+			_fbt_wal_start(&wal, rel);
+			rootimg = _fbt_wal_register(&wal, rootbuf, true);
+			metaimg = _fbt_wal_register(&wal, metabuf, false);
+			_fbt_pageinit(rootimg, 0, FBTP_LEAF | FBTP_ROOT);
+			FbtPageGetMeta(metaimg)->fbtm_root = BufferGetBlockNumber(rootbuf);
+			FbtPageGetMeta(metaimg)->fbtm_level = 0;
+			_fbt_wal_finish(&wal);
+			_fbt_relbuf(rel, metabuf);
+			(void) _fbt_getmeta(rel, true);
+
+			if (access == FBT_READ)
+			{
+				LockBuffer(rootbuf, BUFFER_LOCK_UNLOCK);
+				LockBuffer(rootbuf, FBT_READ);
+			}
+			return rootbuf;
+		}
+
+		rootbuf = _fbt_getbuf(rel, rootblkno,
+							  rootlevel == 0 ? access : FBT_READ);
+		opaque = FbtPageGetOpaque(BufferGetPage(rootbuf));
+		if (opaque->fbto_level == rootlevel && P_LEFTMOST(opaque) &&
+			!(opaque->fbto_flags & (FBTP_DELETED | FBTP_HALF_DEAD | FBTP_META)))
+		{
+			if (!P_ISROOT(opaque) && rel->rd_amcache != NULL)
+			{
+				/* still a valid start, but look higher next time */
+				pfree(rel->rd_amcache);
+				rel->rd_amcache = NULL;
+			}
+			return rootbuf;
+		}
+		_fbt_relbuf(rel, rootbuf);
+		if (refresh)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("root block %u of index \"%s\" is not a leftmost page of level %u",
+							rootblkno, RelationGetRelationName(rel),
+							rootlevel)));
+		refresh = true;
+	}
+}
+
+/*
+ * _fbt_checkpage() -- sanity-check a page just read.
+ *
+ * Raises ERRCODE_INDEX_CORRUPTED, naming the index and block, for an
+ * all-zero page or one whose special space is not fastbtree's.  Caller
+ * holds a pin (and usually a lock).
+ */
+void
+_fbt_checkpage(Relation rel, Buffer buf)
+{
+	Page		page = BufferGetPage(buf);
+
+	if (PageIsNew(page))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" contains unexpected zero page at block %u",
+						RelationGetRelationName(rel),
+						BufferGetBlockNumber(buf)),
+				 errhint("Please REINDEX it.")));
+	if (PageGetSpecialSize(page) != MAXALIGN(sizeof(FbtPageOpaqueData)) ||
+		FbtPageGetOpaque(page)->fbto_page_id != FBT_PAGE_ID)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" contains corrupted page at block %u",
+						RelationGetRelationName(rel),
+						BufferGetBlockNumber(buf)),
+				 errhint("Please REINDEX it.")));
+}
+
+/*
+ * _fbt_getbuf() -- pin and lock an existing index page.
+ *
+ * blkno: block to read; access: FBT_READ or FBT_WRITE.  Returns the buffer
+ * pinned and locked in that mode, after _fbt_checkpage().
+ */
+Buffer
+_fbt_getbuf(Relation rel, BlockNumber blkno, int access)
+{
+	Buffer		buf;
+
+	buf = ReadBuffer(rel, blkno);
+	LockBuffer(buf, access);
+	_fbt_checkpage(rel, buf);
+	return buf;
+}
+
+/*
+ * _fbt_allocbuf() -- extend the index by one page.
+ *
+ * Returns the new block's buffer pinned and exclusively locked; the page is
+ * all zeroes and the caller initializes it through _fbt_wal_register().
+ * The relation extension lock is held only while extending.  Pages are
+ * never recycled yet (no page deletion), so every new page has a block
+ * number above all existing ones; fbtvacuum.c relies on that.
+ */
+Buffer
+_fbt_allocbuf(Relation rel)
+{
+	Buffer		buf;
+	bool		needLock = !RELATION_IS_LOCAL(rel);
+
+	if (needLock)
+		LockRelationForExtension(rel, ExclusiveLock);
+	buf = ReadBuffer(rel, P_NEW);
+	if (needLock)
+		UnlockRelationForExtension(rel, ExclusiveLock);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	return buf;
+}
+
+/*
+ * _fbt_relandgetbuf() -- release one page and lock another.
+ *
+ * obuf: a pinned and locked buffer, or InvalidBuffer; it is unlocked and
+ * unpinned before blkno is locked in mode access (readers never hold two
+ * page locks).  Returns the new buffer pinned and locked.
+ */
+Buffer
+_fbt_relandgetbuf(Relation rel, Buffer obuf, BlockNumber blkno, int access)
+{
+	Buffer		buf;
+
+	if (BufferIsValid(obuf))
+		LockBuffer(obuf, BUFFER_LOCK_UNLOCK);
+	buf = ReleaseAndReadBuffer(obuf, rel, blkno);
+	LockBuffer(buf, access);
+	_fbt_checkpage(rel, buf);
+	return buf;
+}
+
+/*
+ * _fbt_relbuf() -- unlock and unpin a buffer.
+ */
+void
+_fbt_relbuf(Relation rel, Buffer buf)
+{
+	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * WAL-logged page changes.
+ *
+ * Every change to an index page goes through _fbt_wal_start(),
+ * _fbt_wal_register() (at most MAX_GENERIC_XLOG_PAGES pages) and
+ * _fbt_wal_finish(), which wrap generic WAL and maintain fbto_version for
+ * optimistic readers (DESIGN.md §5):
+ *
+ *	- the caller holds an exclusive lock on every registered buffer;
+ *	- before the new page image reaches shared memory, the shared page's
+ *	  version is made odd (v|1), with a write barrier;
+ *	- the image, which is what generic WAL logs and copies in, carries
+ *	  (v|1) + 2, also odd, so the shared page stays odd during the copy and
+ *	  the version is part of the logged delta (standbys and
+ *	  wal_consistency_checking see the same bytes as the primary);
+ *	- after the copy, the shared version becomes (v|1) + 3, even.  That last
+ *	  store is not logged; after recovery a page may carry an odd version,
+ *	  which optimistic readers treat as "use the lock".
+ */
+
+/*
+ * _fbt_wal_start() -- begin a WAL-logged change of up to four pages.
+ */
+void
+_fbt_wal_start(FbtWal *wal, Relation rel)
+{
+	wal->state = GenericXLogStart(rel);
+	wal->npages = 0;
+}
+
+/*
+ * _fbt_wal_register() -- add a buffer to the change and return its image.
+ *
+ * buf must be exclusively locked.  fullimage: the page is rewritten whole
+ * (new pages), so log it as a full image.  Returns the BLCKSZ working image
+ * the caller modifies; the shared page is untouched until
+ * _fbt_wal_finish().
+ */
+Page
+_fbt_wal_register(FbtWal *wal, Buffer buf, bool fullimage)
+{
+	Page		image;
+	Page		shared = BufferGetPage(buf);
+	int			n = wal->npages;
+
+	Assert(n < MAX_GENERIC_XLOG_PAGES);
+	image = GenericXLogRegisterBuffer(wal->state, buf,
+									  fullimage ? GENERIC_XLOG_FULL_IMAGE : 0);
+	wal->bufs[n] = buf;
+	wal->images[n] = image;
+	if (PageIsNew(shared) ||
+		PageGetSpecialSize(shared) != MAXALIGN(sizeof(FbtPageOpaqueData)))
+		wal->oldversion[n] = 0;
+	else
+		wal->oldversion[n] = FbtPageGetOpaque(shared)->fbto_version;
+	wal->npages++;
+	return image;
+}
+
+/*
+ * _fbt_wal_finish() -- log the change and apply it to the shared pages.
+ *
+ * Buffers stay pinned and locked; the caller releases them.  See the block
+ * comment above for the version protocol.
+ */
+void
+_fbt_wal_finish(FbtWal *wal)
+{
+	int			i;
+
+	for (i = 0; i < wal->npages; i++)
+	{
+		Page		shared = BufferGetPage(wal->bufs[i]);
+		uint32		odd = wal->oldversion[i] | 1;
+
+		if (PageGetSpecialSize(wal->images[i]) ==
+			MAXALIGN(sizeof(FbtPageOpaqueData)))
+			FbtPageGetOpaque(wal->images[i])->fbto_version = odd + 2;
+		if (!PageIsNew(shared) &&
+			PageGetSpecialSize(shared) == MAXALIGN(sizeof(FbtPageOpaqueData)))
+			FbtPageGetOpaque(shared)->fbto_version = odd;
+	}
+	pg_write_barrier();
+
+	GenericXLogFinish(wal->state);
+
+	pg_write_barrier();
+	for (i = 0; i < wal->npages; i++)
+	{
+		Page		shared = BufferGetPage(wal->bufs[i]);
+
+		if (PageGetSpecialSize(shared) == MAXALIGN(sizeof(FbtPageOpaqueData)))
+			FbtPageGetOpaque(shared)->fbto_version =
+				(wal->oldversion[i] | 1) + 3;
+	}
+	wal->state = NULL;
+}
+
+/*
+ * _fbt_wal_abort() -- drop a change before _fbt_wal_finish(); the shared
+ * pages were never touched.
+ */
+void
+_fbt_wal_abort(FbtWal *wal)
+{
+	GenericXLogAbort(wal->state);
+	wal->state = NULL;
+}

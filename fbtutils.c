@@ -1,0 +1,667 @@
+/*-------------------------------------------------------------------------
+ *
+ * fbtutils.c
+ *	  Key utilities for fastbtree: insertion scankeys and the comparison
+ *	  that drives descent and binary search, suffix truncation of pivot
+ *	  tuples, and preprocessing and evaluation of search keys (including
+ *	  = ANY(array) keys).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/relscan.h"
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/sortsupport.h"
+
+#include "fastbtree.h"
+
+/*
+ * _fbt_mkscankey() -- build an insertion scankey from an index tuple.
+ *
+ * itup: a leaf tuple whose key attributes become the arguments.  Returns a
+ * palloc'd key with keysz = number of key attributes, nextkey = false and
+ * no scantid (callers set it).  Comparators are the opfamily's support
+ * proc 1 for the column's own type, from the relcache (no lookup per call).
+ */
+FbtScanInsert
+_fbt_mkscankey(Relation rel, IndexTuple itup)
+{
+	TupleDesc	itupdesc = RelationGetDescr(rel);
+	int			nkeyatts = IndexRelationGetNumberOfKeyAttributes(rel);
+	FbtScanInsert key;
+	int			i;
+
+	key = palloc(offsetof(FbtScanInsertData, scankeys) +
+				 sizeof(ScanKeyData) * nkeyatts);
+	key->nextkey = false;
+	key->scantid = NULL;
+	key->keysz = nkeyatts;
+	for (i = 0; i < nkeyatts; i++)
+	{
+		FmgrInfo   *procinfo = index_getprocinfo(rel, i + 1, FBTORDER_PROC);
+		int			flags = rel->rd_indoption[i] << 24;
+		Datum		arg;
+		bool		null;
+
+		arg = index_getattr(itup, i + 1, itupdesc, &null);
+		ScanKeyEntryInitializeWithInfo(&key->scankeys[i],
+									   flags | (null ? SK_ISNULL : 0),
+									   (AttrNumber) (i + 1),
+									   InvalidStrategy,
+									   InvalidOid,
+									   rel->rd_indcollation[i],
+									   procinfo,
+									   arg);
+	}
+	return key;
+}
+
+/*
+ * Compare one scankey argument with one attribute value, in index order:
+ * < 0 if the argument sorts before the value, 0 if equal, > 0 after.
+ * NULLs sort last unless FBT_SK_NULLS_FIRST; DESC inverts non-null
+ * comparisons.
+ */
+static inline int32
+_fbt_compare_datum(ScanKey sk, Datum datum, bool isNull)
+{
+	int32		result;
+
+	if (sk->sk_flags & SK_ISNULL)
+	{
+		if (isNull)
+			return 0;
+		return (sk->sk_flags & FBT_SK_NULLS_FIRST) ? -1 : 1;
+	}
+	if (isNull)
+		return (sk->sk_flags & FBT_SK_NULLS_FIRST) ? 1 : -1;
+
+	/* support proc 1 compares (index value, argument); we want the reverse */
+	result = DatumGetInt32(FunctionCall2Coll(&sk->sk_func, sk->sk_collation,
+											 datum, sk->sk_argument));
+	if (!(sk->sk_flags & FBT_SK_DESC))
+		INVERT_COMPARE_RESULT(result);
+	return result;
+}
+
+/*
+ * _fbt_compare() -- compare an insertion scankey with the tuple at offnum.
+ *
+ * Returns < 0, 0 or > 0 as the key is less than, equal to or greater than
+ * the tuple.  page is pinned and locked by the caller.  The first data item
+ * of an internal page is minus infinity: the key is always greater.
+ * Attributes a pivot lost to suffix truncation are minus infinity, and so
+ * is a missing heap TID when the key has a scantid.  With no scantid, a key
+ * whose attributes all equal the tuple's compares equal, even if it has
+ * fewer attributes than the index (a prefix search).
+ */
+int32
+_fbt_compare(Relation rel, FbtScanInsert key, Page page, OffsetNumber offnum)
+{
+	TupleDesc	itupdesc = RelationGetDescr(rel);
+	FbtPageOpaque opaque = FbtPageGetOpaque(page);
+	IndexTuple	itup;
+	ItemPointer heapTid;
+	int			ntupatts;
+	int			ncmpkey;
+	int			i;
+
+	if (!P_ISLEAF(opaque) && offnum == P_FIRSTDATAKEY(opaque))
+		return 1;
+
+	itup = (IndexTuple) PageGetItem(page, PageGetItemId(page, offnum));
+	ntupatts = FbtTupleGetNAtts(itup, rel);
+	ncmpkey = Min(ntupatts, key->keysz);
+
+	for (i = 0; i < ncmpkey; i++)
+	{
+		ScanKey		sk = &key->scankeys[i];
+		Datum		datum;
+		bool		isNull;
+		int32		result;
+
+		datum = index_getattr(itup, i + 1, itupdesc, &isNull);
+		result = _fbt_compare_datum(sk, datum, isNull);
+		if (result != 0)
+			return result;
+	}
+
+	if (key->keysz > ntupatts)
+		return 1;
+	if (key->scantid == NULL)
+		return 0;
+
+	heapTid = FbtTupleGetHeapTID(itup);
+	if (heapTid == NULL)
+		return 1;
+	return ItemPointerCompare(key->scantid, heapTid);
+}
+
+/*
+ * _fbt_keep_natts() -- number of key attributes a pivot separating lastleft
+ * from firstright must keep.
+ *
+ * Returns the 1-based position of the first key attribute on which the two
+ * tuples differ, or nkeyatts + 1 when all key attributes are equal (the
+ * pivot then needs a heap TID).  Equality is the opclass's, so values that
+ * are equal but not bitwise identical do not force extra attributes.
+ */
+int
+_fbt_keep_natts(Relation rel, IndexTuple lastleft, IndexTuple firstright)
+{
+	TupleDesc	itupdesc = RelationGetDescr(rel);
+	int			nkeyatts = IndexRelationGetNumberOfKeyAttributes(rel);
+	int			attnum;
+
+	for (attnum = 1; attnum <= nkeyatts; attnum++)
+	{
+		Datum		d1,
+					d2;
+		bool		n1,
+					n2;
+
+		d1 = index_getattr(lastleft, attnum, itupdesc, &n1);
+		d2 = index_getattr(firstright, attnum, itupdesc, &n2);
+		if (n1 != n2)
+			return attnum;
+		if (n1)
+			continue;
+		if (DatumGetInt32(FunctionCall2Coll(index_getprocinfo(rel, attnum,
+															  FBTORDER_PROC),
+											rel->rd_indcollation[attnum - 1],
+											d1, d2)) != 0)
+			return attnum;
+	}
+	return nkeyatts + 1;
+}
+
+/*
+ * Mark a tuple as a pivot with natts key attributes (and a heap TID when
+ * hastid), with the given downlink.
+ */
+static void
+_fbt_set_pivot(IndexTuple itup, int natts, bool hastid, BlockNumber downlink)
+{
+	itup->t_info |= INDEX_AM_RESERVED_BIT;
+	ItemPointerSetBlockNumber(&itup->t_tid, downlink);
+	ItemPointerSetOffsetNumber(&itup->t_tid,
+							   natts | (hastid ? FBT_PIVOT_HEAPTID : 0));
+}
+
+/*
+ * _fbt_truncate() -- make the pivot that separates two adjacent leaf tuples.
+ *
+ * lastleft and firstright are leaf tuples with lastleft < firstright.
+ * Returns a palloc'd pivot K with lastleft <= K < firstright (the nbtree
+ * README's invariant), keeping as few key attributes as possible (suffix
+ * truncation, after Bayer & Unterauer's prefix B-trees): firstright's
+ * attributes up to the first one that differs from lastleft, or, when all
+ * key attributes are equal, all of them plus lastleft's heap TID.  INCLUDE
+ * attributes never go into pivots.  The downlink is InvalidBlockNumber.
+ */
+IndexTuple
+_fbt_truncate(Relation rel, IndexTuple lastleft, IndexTuple firstright)
+{
+	TupleDesc	itupdesc = RelationGetDescr(rel);
+	int			nkeyatts = IndexRelationGetNumberOfKeyAttributes(rel);
+	int			keepnatts = _fbt_keep_natts(rel, lastleft, firstright);
+	IndexTuple	pivot;
+
+	if (keepnatts <= nkeyatts)
+	{
+		pivot = index_truncate_tuple(itupdesc, firstright, keepnatts);
+		_fbt_set_pivot(pivot, keepnatts, false, InvalidBlockNumber);
+	}
+	else
+	{
+		IndexTuple	keys = index_truncate_tuple(itupdesc, firstright, nkeyatts);
+		Size		keysz = IndexTupleSize(keys);
+		Size		newsz = keysz + MAXALIGN(sizeof(ItemPointerData));
+
+		pivot = palloc0(newsz);
+		memcpy(pivot, keys, keysz);
+		pivot->t_info &= ~INDEX_SIZE_MASK;
+		pivot->t_info |= newsz;
+		memcpy((char *) pivot + newsz - sizeof(ItemPointerData),
+			   &lastleft->t_tid, sizeof(ItemPointerData));
+		_fbt_set_pivot(pivot, nkeyatts, true, InvalidBlockNumber);
+		pfree(keys);
+	}
+	return pivot;
+}
+
+/*
+ * _fbt_pivot_minus_infinity() -- a zero-attribute pivot with itup's
+ * downlink: the first data item of an internal page.  Returns palloc'd.
+ */
+IndexTuple
+_fbt_pivot_minus_infinity(IndexTuple itup)
+{
+	IndexTuple	pivot = palloc0(sizeof(IndexTupleData));
+
+	pivot->t_info = sizeof(IndexTupleData);
+	_fbt_set_pivot(pivot, 0, false,
+				   itup ? FbtPivotGetDownLink(itup) : InvalidBlockNumber);
+	return pivot;
+}
+
+/* ----------------------------------------------------------------
+ * Search keys
+ *
+ * fbtrescan() copies the executor's scan keys into so->keyData and calls
+ * _fbt_preprocess_keys(), which, once per rescan:
+ *	- maps each key's strategy to index order (DESC columns swap < and >);
+ *	  IS NULL becomes an equality and IS NOT NULL an inequality against
+ *	  NULL, on the side where the index keeps its NULLs;
+ *	- resolves the three-way comparison (support proc 1 for the column's
+ *	  type and the argument's type) used to position the scan;
+ *	- marks keys "required" (FBT_SK_REQFWD / FBT_SK_REQBKWD) when every
+ *	  earlier column has an equality key: a required key that fails ends
+ *	  the scan in that direction (nbtree README, "scan keys");
+ *	- expands = ANY(array) into sorted distinct elements, one primitive
+ *	  scan per element combination, and reduces inequality arrays to
+ *	  their extreme element.
+ * Redundant keys are kept: every key is checked on every tuple, and any
+ * one of several bounds is a correct place to start.
+ * ----------------------------------------------------------------
+ */
+
+static int
+_fbt_compare_elems(const void *a, const void *b, void *arg)
+{
+	ScanKey		sk = (ScanKey) arg;
+	int32		r;
+
+	r = DatumGetInt32(FunctionCall2Coll(&sk->sk_func, sk->sk_collation,
+										*(const Datum *) a,
+										*(const Datum *) b));
+	return (sk->sk_flags & FBT_SK_DESC) ? -r : r;
+}
+
+/*
+ * Expand one array key.  Returns the number of distinct non-null elements
+ * (0: the key can never match).  Equality keys keep all elements sorted in
+ * index order; inequalities keep only the element that makes the weakest
+ * bound, i.e. the one satisfied by most values, as ANY asks.
+ */
+static int
+_fbt_expand_array(IndexScanDesc scan, ScanKey key, Datum **elems)
+{
+	Relation	rel = scan->indexRelation;
+	int			col = key->sk_attno - 1;
+	ArrayType  *arr = DatumGetArrayTypeP(key->sk_argument);
+	Oid			elemtype = ARR_ELEMTYPE(arr);
+	int16		elmlen;
+	bool		elmbyval;
+	char		elmalign;
+	Datum	   *values;
+	bool	   *nulls;
+	int			nelems;
+	int			n = 0;
+	int			i;
+	Oid			cmpproc;
+	ScanKeyData sortkey;
+
+	get_typlenbyvalalign(elemtype, &elmlen, &elmbyval, &elmalign);
+	deconstruct_array(arr, elemtype, elmlen, elmbyval, elmalign,
+					  &values, &nulls, &nelems);
+	for (i = 0; i < nelems; i++)
+		if (!nulls[i])
+			values[n++] = values[i];
+	if (n == 0)
+		return 0;
+
+	cmpproc = get_opfamily_proc(rel->rd_opfamily[col], elemtype, elemtype,
+								FBTORDER_PROC);
+	if (!OidIsValid(cmpproc))
+		elog(ERROR, "missing support function %d(%u,%u) in opfamily %u",
+			 FBTORDER_PROC, elemtype, elemtype, rel->rd_opfamily[col]);
+	memset(&sortkey, 0, sizeof(sortkey));
+	fmgr_info(cmpproc, &sortkey.sk_func);
+	sortkey.sk_collation = key->sk_collation;
+	sortkey.sk_flags = 0;
+
+	if (key->sk_strategy != BTEqualStrategyNumber)
+	{
+		Datum		best = values[0];
+		bool		wantmax = (key->sk_strategy == BTLessStrategyNumber ||
+							   key->sk_strategy == BTLessEqualStrategyNumber);
+
+		for (i = 1; i < n; i++)
+		{
+			int			c = _fbt_compare_elems(&values[i], &best, &sortkey);
+
+			if ((wantmax && c > 0) || (!wantmax && c < 0))
+				best = values[i];
+		}
+		values[0] = best;
+		*elems = values;
+		return 1;
+	}
+
+	/* sort into index order and remove duplicates */
+	sortkey.sk_flags = (rel->rd_indoption[col] & INDOPTION_DESC) ?
+		FBT_SK_DESC : 0;
+	qsort_arg(values, n, sizeof(Datum), _fbt_compare_elems, &sortkey);
+	{
+		int			j = 0;
+
+		for (i = 1; i < n; i++)
+			if (_fbt_compare_elems(&values[i], &values[j], &sortkey) != 0)
+				values[++j] = values[i];
+		n = j + 1;
+	}
+	*elems = values;
+	return n;
+}
+
+/*
+ * _fbt_preprocess_keys() -- prepare scan->keyData for positioning and
+ * checking; see the block comment above.
+ *
+ * Fills so->keyData, keyStrategy, keyOrderProc, arrayKeys, qual_ok.  Memory
+ * comes from so->arrayContext, reset at each rescan.  Raises an error only
+ * for a missing opfamily member (a broken operator class).
+ */
+void
+_fbt_preprocess_keys(IndexScanDesc scan)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	Relation	rel = scan->indexRelation;
+	int			nkeys = scan->numberOfKeys;
+	bool		haseq[INDEX_MAX_KEYS];
+	MemoryContext oldcxt;
+	int			i;
+
+	MemoryContextReset(so->arrayContext);
+	oldcxt = MemoryContextSwitchTo(so->arrayContext);
+
+	so->qual_ok = true;
+	so->numberOfKeys = nkeys;
+	so->numArrayKeys = 0;
+	so->keyData = palloc(sizeof(ScanKeyData) * Max(nkeys, 1));
+	so->keyStrategy = palloc(sizeof(StrategyNumber) * Max(nkeys, 1));
+	so->keyOrderProc = palloc0(sizeof(FmgrInfo) * Max(nkeys, 1));
+	so->arrayKeys = palloc(sizeof(FbtArrayKeyInfo) * Max(nkeys, 1));
+	memset(haseq, 0, sizeof(haseq));
+
+	for (i = 0; i < nkeys; i++)
+	{
+		ScanKey		key = &so->keyData[i];
+		int			col;
+		int16		indoption;
+		StrategyNumber strat;
+
+		memcpy(key, &scan->keyData[i], sizeof(ScanKeyData));
+		if (key->sk_flags & SK_ROW_HEADER)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("row comparison scan keys are not supported by access method \"fastbtree\"")));
+		col = key->sk_attno - 1;
+		indoption = rel->rd_indoption[col];
+		key->sk_flags |= indoption << 24;
+
+		if (key->sk_flags & SK_SEARCHNULL)
+			strat = BTEqualStrategyNumber;
+		else if (key->sk_flags & SK_SEARCHNOTNULL)
+			strat = (indoption & INDOPTION_NULLS_FIRST) ?
+				BTGreaterStrategyNumber : BTLessStrategyNumber;
+		else
+		{
+			Oid			cmpproc;
+			Oid			subtype;
+
+			if (key->sk_flags & SK_ISNULL)
+			{
+				/* "col op NULL" never matches */
+				so->qual_ok = false;
+				strat = key->sk_strategy;
+			}
+			else
+			{
+				if (key->sk_flags & SK_SEARCHARRAY)
+				{
+					FbtArrayKeyInfo *ak = &so->arrayKeys[so->numArrayKeys];
+					int			nelem = _fbt_expand_array(scan, key,
+														  &ak->elem_values);
+
+					if (nelem == 0)
+						so->qual_ok = false;
+					else if (key->sk_strategy != BTEqualStrategyNumber)
+					{
+						key->sk_argument = ak->elem_values[0];
+						key->sk_flags &= ~SK_SEARCHARRAY;
+					}
+					else
+					{
+						ak->scan_key = i;
+						ak->num_elems = nelem;
+						ak->cur_elem = 0;
+						ak->mark_elem = 0;
+						key->sk_argument = ak->elem_values[0];
+						so->numArrayKeys++;
+					}
+				}
+
+				subtype = OidIsValid(key->sk_subtype) ? key->sk_subtype :
+					rel->rd_opcintype[col];
+				cmpproc = get_opfamily_proc(rel->rd_opfamily[col],
+											rel->rd_opcintype[col], subtype,
+											FBTORDER_PROC);
+				if (!OidIsValid(cmpproc))
+					elog(ERROR, "missing support function %d(%u,%u) in opfamily %u",
+						 FBTORDER_PROC, rel->rd_opcintype[col], subtype,
+						 rel->rd_opfamily[col]);
+				fmgr_info_cxt(cmpproc, &so->keyOrderProc[i],
+							  so->arrayContext);
+				strat = key->sk_strategy;
+			}
+			if (indoption & INDOPTION_DESC)
+				strat = FbtCommuteStrategyNumber(strat);
+		}
+		so->keyStrategy[i] = strat;
+	}
+
+	/*
+	 * Required keys: those on columns all of whose predecessors have an
+	 * equality key.  Keys arrive grouped by column, but don't rely on it.
+	 */
+	for (i = 0; i < nkeys; i++)
+		if (so->keyStrategy[i] == BTEqualStrategyNumber)
+			haseq[so->keyData[i].sk_attno - 1] = true;
+	for (i = 0; i < nkeys; i++)
+	{
+		ScanKey		key = &so->keyData[i];
+		int			col;
+		bool		required = true;
+
+		for (col = 0; col < key->sk_attno - 1; col++)
+			if (!haseq[col])
+				required = false;
+		if (!required)
+			continue;
+		switch (so->keyStrategy[i])
+		{
+			case BTLessStrategyNumber:
+			case BTLessEqualStrategyNumber:
+				key->sk_flags |= FBT_SK_REQFWD;
+				break;
+			case BTEqualStrategyNumber:
+				key->sk_flags |= FBT_SK_REQFWD | FBT_SK_REQBKWD;
+				break;
+			case BTGreaterEqualStrategyNumber:
+			case BTGreaterStrategyNumber:
+				key->sk_flags |= FBT_SK_REQBKWD;
+				break;
+		}
+	}
+
+	/* order array keys by column: the first column is most significant */
+	if (so->numArrayKeys > 1)
+	{
+		int			a,
+					b;
+
+		for (a = 1; a < so->numArrayKeys; a++)
+			for (b = a; b > 0 &&
+				 so->keyData[so->arrayKeys[b - 1].scan_key].sk_attno >
+				 so->keyData[so->arrayKeys[b].scan_key].sk_attno; b--)
+			{
+				FbtArrayKeyInfo tmp = so->arrayKeys[b];
+
+				so->arrayKeys[b] = so->arrayKeys[b - 1];
+				so->arrayKeys[b - 1] = tmp;
+			}
+	}
+
+	MemoryContextSwitchTo(oldcxt);
+}
+
+static void
+_fbt_set_array_elem(FbtScanOpaque so, FbtArrayKeyInfo *ak, int elem)
+{
+	ak->cur_elem = elem;
+	so->keyData[ak->scan_key].sk_argument = ak->elem_values[elem];
+}
+
+/*
+ * _fbt_start_array_keys() -- set every array key to its first element in
+ * scan direction dir.  Returns false if the scan can match nothing.
+ */
+bool
+_fbt_start_array_keys(IndexScanDesc scan, ScanDirection dir)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	int			i;
+
+	if (!so->qual_ok)
+		return false;
+	for (i = 0; i < so->numArrayKeys; i++)
+	{
+		FbtArrayKeyInfo *ak = &so->arrayKeys[i];
+
+		_fbt_set_array_elem(so, ak, ScanDirectionIsBackward(dir) ?
+							ak->num_elems - 1 : 0);
+	}
+	return true;
+}
+
+/*
+ * _fbt_advance_array_keys() -- step the array keys to the next combination
+ * in scan direction, last column fastest (an odometer), so successive
+ * primitive scans visit the index in order.  Returns false when all
+ * combinations are done.
+ */
+bool
+_fbt_advance_array_keys(IndexScanDesc scan, ScanDirection dir)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	int			i;
+
+	for (i = so->numArrayKeys - 1; i >= 0; i--)
+	{
+		FbtArrayKeyInfo *ak = &so->arrayKeys[i];
+		int			next = ak->cur_elem + (ScanDirectionIsBackward(dir) ? -1 : 1);
+
+		if (next >= 0 && next < ak->num_elems)
+		{
+			_fbt_set_array_elem(so, ak, next);
+			return true;
+		}
+		_fbt_set_array_elem(so, ak, ScanDirectionIsBackward(dir) ?
+							ak->num_elems - 1 : 0);
+	}
+	return false;
+}
+
+/*
+ * _fbt_mark_array_keys(), _fbt_restore_array_keys() -- save and restore
+ * the current array elements with ammarkpos/amrestrpos.
+ */
+void
+_fbt_mark_array_keys(IndexScanDesc scan)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	int			i;
+
+	for (i = 0; i < so->numArrayKeys; i++)
+		so->arrayKeys[i].mark_elem = so->arrayKeys[i].cur_elem;
+}
+
+void
+_fbt_restore_array_keys(IndexScanDesc scan)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	int			i;
+
+	for (i = 0; i < so->numArrayKeys; i++)
+		_fbt_set_array_elem(so, &so->arrayKeys[i], so->arrayKeys[i].mark_elem);
+}
+
+/*
+ * _fbt_checkkeys() -- does a leaf tuple satisfy all search keys?
+ *
+ * tuple: a leaf data item of the page being read (locked by the caller).
+ * Sets *continuescan = false when a required key fails in a way that no
+ * later tuple in direction dir can satisfy (nbtree's _bt_checkkeys rules,
+ * including NULLs met by a required key at the end of the index where
+ * NULLs sort).
+ */
+bool
+_fbt_checkkeys(IndexScanDesc scan, IndexTuple tuple, ScanDirection dir,
+			   bool *continuescan)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	TupleDesc	tupdesc = RelationGetDescr(scan->indexRelation);
+	int			reqflag = ScanDirectionIsBackward(dir) ?
+		FBT_SK_REQBKWD : FBT_SK_REQFWD;
+	int			i;
+
+	*continuescan = true;
+	for (i = 0; i < so->numberOfKeys; i++)
+	{
+		ScanKey		key = &so->keyData[i];
+		Datum		datum;
+		bool		isNull;
+
+		datum = index_getattr(tuple, key->sk_attno, tupdesc, &isNull);
+
+		if (key->sk_flags & (SK_SEARCHNULL | SK_SEARCHNOTNULL))
+		{
+			bool		ok = (key->sk_flags & SK_SEARCHNULL) ? isNull : !isNull;
+
+			if (ok)
+				continue;
+			if (key->sk_flags & reqflag)
+				*continuescan = false;
+			return false;
+		}
+
+		if (isNull)
+		{
+			bool		nullsfirst = (key->sk_flags & FBT_SK_NULLS_FIRST) != 0;
+
+			/* NULLs lie past every non-NULL value at one end of the index */
+			if ((key->sk_flags & (FBT_SK_REQFWD | FBT_SK_REQBKWD)) &&
+				(nullsfirst ? ScanDirectionIsBackward(dir) :
+				 ScanDirectionIsForward(dir)))
+				*continuescan = false;
+			return false;
+		}
+
+		if (!DatumGetBool(FunctionCall2Coll(&key->sk_func, key->sk_collation,
+											datum, key->sk_argument)))
+		{
+			if (key->sk_flags & reqflag)
+				*continuescan = false;
+			return false;
+		}
+	}
+	return true;
+}

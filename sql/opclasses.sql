@@ -1,0 +1,110 @@
+--
+-- opclasses: fastbtree has one operator family and one operator class for
+-- each built-in btree family and class (same name, input type, storage type
+-- and DEFAULT flag), with the same operators under the same strategy
+-- numbers and the same support functions under the same numbers.
+--
+-- Each difference query below must return no rows.  Built-in btree objects
+-- are those with OIDs below FirstNormalObjectId (16384).
+--
+
+CREATE TEMP VIEW fbt_families AS
+SELECT am.amname, f.oid, f.opfname
+FROM pg_opfamily f
+	JOIN pg_am am ON am.oid = f.opfmethod
+WHERE (am.amname = 'btree' AND f.oid < 16384) OR am.amname = 'fastbtree';
+
+CREATE TEMP VIEW fbt_classes AS
+SELECT f.amname, c.opcname, f.opfname, c.opcintype::regtype AS intype,
+	c.opckeytype::regtype AS keytype, c.opcdefault
+FROM pg_opclass c
+	JOIN fbt_families f ON f.oid = c.opcfamily;
+
+CREATE TEMP VIEW fbt_operators AS
+SELECT f.amname, f.opfname, a.amopstrategy AS strategy,
+	a.amoplefttype::regtype AS lefttype, a.amoprighttype::regtype AS righttype,
+	a.amopopr::regoperator AS operator, a.amoppurpose AS purpose,
+	a.amopsortfamily AS sortfamily
+FROM pg_amop a
+	JOIN fbt_families f ON f.oid = a.amopfamily;
+
+CREATE TEMP VIEW fbt_procs AS
+SELECT f.amname, f.opfname, p.amprocnum AS procnum,
+	p.amproclefttype::regtype AS lefttype,
+	p.amprocrighttype::regtype AS righttype,
+	p.amproc::regprocedure AS proc
+FROM pg_amproc p
+	JOIN fbt_families f ON f.oid = p.amprocfamily;
+
+-- Sizes of both catalogs: they must be equal
+SELECT am.amname,
+	(SELECT count(*) FROM fbt_families f WHERE f.amname = am.amname) AS opfamilies,
+	(SELECT count(*) FROM fbt_classes c WHERE c.amname = am.amname) AS opclasses,
+	(SELECT count(*) FROM fbt_operators o WHERE o.amname = am.amname) AS amop,
+	(SELECT count(*) FROM fbt_procs p WHERE p.amname = am.amname) AS amproc
+FROM (VALUES ('btree'), ('fastbtree')) AS am(amname)
+ORDER BY am.amname;
+
+-- Operator families present in one AM only
+(SELECT 'btree only' AS side, opfname FROM fbt_families WHERE amname = 'btree'
+ EXCEPT
+ SELECT 'btree only', opfname FROM fbt_families WHERE amname = 'fastbtree')
+UNION ALL
+(SELECT 'fastbtree only', opfname FROM fbt_families WHERE amname = 'fastbtree'
+ EXCEPT
+ SELECT 'fastbtree only', opfname FROM fbt_families WHERE amname = 'btree')
+ORDER BY side, opfname;
+
+-- Operator classes that differ in family, input type, storage type or
+-- DEFAULT flag
+(SELECT 'btree only' AS side, opcname, opfname, intype, keytype, opcdefault
+ FROM fbt_classes WHERE amname = 'btree'
+ EXCEPT
+ SELECT 'btree only', opcname, opfname, intype, keytype, opcdefault
+ FROM fbt_classes WHERE amname = 'fastbtree')
+UNION ALL
+(SELECT 'fastbtree only', opcname, opfname, intype, keytype, opcdefault
+ FROM fbt_classes WHERE amname = 'fastbtree'
+ EXCEPT
+ SELECT 'fastbtree only', opcname, opfname, intype, keytype, opcdefault
+ FROM fbt_classes WHERE amname = 'btree')
+ORDER BY side, opcname, opfname;
+
+-- Operators (pg_amop) present in one AM only
+(SELECT 'btree only' AS side, opfname, strategy, lefttype, righttype,
+	operator, purpose, sortfamily
+ FROM fbt_operators WHERE amname = 'btree'
+ EXCEPT
+ SELECT 'btree only', opfname, strategy, lefttype, righttype,
+	operator, purpose, sortfamily
+ FROM fbt_operators WHERE amname = 'fastbtree')
+UNION ALL
+(SELECT 'fastbtree only', opfname, strategy, lefttype, righttype,
+	operator, purpose, sortfamily
+ FROM fbt_operators WHERE amname = 'fastbtree'
+ EXCEPT
+ SELECT 'fastbtree only', opfname, strategy, lefttype, righttype,
+	operator, purpose, sortfamily
+ FROM fbt_operators WHERE amname = 'btree')
+ORDER BY side, opfname, lefttype, righttype, strategy;
+
+-- Support functions (pg_amproc) present in one AM only
+(SELECT 'btree only' AS side, opfname, procnum, lefttype, righttype, proc
+ FROM fbt_procs WHERE amname = 'btree'
+ EXCEPT
+ SELECT 'btree only', opfname, procnum, lefttype, righttype, proc
+ FROM fbt_procs WHERE amname = 'fastbtree')
+UNION ALL
+(SELECT 'fastbtree only', opfname, procnum, lefttype, righttype, proc
+ FROM fbt_procs WHERE amname = 'fastbtree'
+ EXCEPT
+ SELECT 'fastbtree only', opfname, procnum, lefttype, righttype, proc
+ FROM fbt_procs WHERE amname = 'btree')
+ORDER BY side, opfname, lefttype, righttype, procnum;
+
+-- Every fastbtree operator class passes the AM's own validator
+SELECT count(*) AS opclasses, bool_and(amvalidate(oid)) AS all_valid
+FROM pg_opclass
+WHERE opcmethod = (SELECT oid FROM pg_am WHERE amname = 'fastbtree');
+
+DROP VIEW fbt_procs, fbt_operators, fbt_classes, fbt_families;
