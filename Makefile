@@ -4,6 +4,7 @@ MODULE_big = fastbtree
 OBJS = \
 	fastbtree.o \
 	fbtinsert.o \
+	fbtinspect.o \
 	fbtpage.o \
 	fbtsearch.o \
 	fbtsort.o \
