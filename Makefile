@@ -3,6 +3,7 @@
 MODULE_big = fastbtree
 OBJS = \
 	fastbtree.o \
+	fbtcheck.o \
 	fbtinsert.o \
 	fbtinspect.o \
 	fbtpage.o \

@@ -73,3 +73,165 @@ fastbtree_metap(PG_FUNCTION_ARGS)
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
+
+/* Read a private copy of block blkno of a fastbtree index */
+static Page
+_fbt_copy_block(Relation rel, int64 blkno)
+{
+	Buffer		buf;
+	Page		page;
+
+	if (blkno < 0 || blkno >= RelationGetNumberOfBlocks(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("block number " INT64_FORMAT " is out of range for relation \"%s\"",
+						blkno, RelationGetRelationName(rel))));
+	page = palloc(BLCKSZ);
+	buf = ReadBuffer(rel, (BlockNumber) blkno);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	memcpy(page, BufferGetPage(buf), BLCKSZ);
+	UnlockReleaseBuffer(buf);
+	if (PageIsNew(page) ||
+		PageGetSpecialSize(page) != MAXALIGN(sizeof(FbtPageOpaqueData)) ||
+		FbtPageGetOpaque(page)->fbto_page_id != FBT_PAGE_ID)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("block " INT64_FORMAT " of index \"%s\" is not a valid fastbtree page",
+						blkno, RelationGetRelationName(rel))));
+	return page;
+}
+
+PG_FUNCTION_INFO_V1(fastbtree_page_stats);
+
+/*
+ * fastbtree_page_stats(index regclass, blkno int8) returns one row
+ * describing a page, like pageinspect's bt_page_stats: type ('m' meta,
+ * 'r' root, 'i' internal, 'l' leaf), live_items, dead_items,
+ * avg_item_size (bytes), free_size (bytes), prev, next, level, flags,
+ * version.  Copies the page under a share lock.  Superuser only (granted
+ * by the extension script).  Errors: 22023 for a block out of range, XX002
+ * for a page that is not fastbtree's.
+ */
+Datum
+fastbtree_page_stats(PG_FUNCTION_ARGS)
+{
+	Relation	rel = _fbt_open_index(PG_GETARG_OID(0));
+	int64		blkno = PG_GETARG_INT64(1);
+	Page		page = _fbt_copy_block(rel, blkno);
+	FbtPageOpaque opaque = FbtPageGetOpaque(page);
+	TupleDesc	tupdesc;
+	Datum		values[11];
+	bool		nulls[11] = {0};
+	int			live = 0;
+	int			dead = 0;
+	Size		itemsz = 0;
+	char		type;
+	OffsetNumber off;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+
+	if (opaque->fbto_flags & FBTP_META)
+		type = 'm';
+	else
+	{
+		type = P_ISROOT(opaque) ? 'r' : P_ISLEAF(opaque) ? 'l' : 'i';
+		for (off = FirstOffsetNumber; off <= PageGetMaxOffsetNumber(page); off++)
+		{
+			ItemId		iid = PageGetItemId(page, off);
+
+			if (ItemIdIsDead(iid))
+				dead++;
+			else
+				live++;
+			itemsz += ItemIdGetLength(iid);
+		}
+	}
+
+	values[0] = CharGetDatum(type);
+	values[1] = Int32GetDatum(live);
+	values[2] = Int32GetDatum(dead);
+	values[3] = Int32GetDatum(live + dead > 0 ? itemsz / (live + dead) : 0);
+	values[4] = Int32GetDatum((int32) PageGetExactFreeSpace(page));
+	values[5] = Int64GetDatum((int64) opaque->fbto_prev);
+	values[6] = Int64GetDatum((int64) opaque->fbto_next);
+	values[7] = Int32GetDatum((int32) opaque->fbto_level);
+	values[8] = Int32GetDatum((int32) opaque->fbto_flags);
+	values[9] = Int64GetDatum((int64) opaque->fbto_version);
+	values[10] = Int32GetDatum((int32) opaque->fbto_cycleid);
+	pfree(page);
+	relation_close(rel, AccessShareLock);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+PG_FUNCTION_INFO_V1(fastbtree_page_items);
+
+/*
+ * fastbtree_page_items(index regclass, blkno int8) returns setof rows, one
+ * per line pointer, like pageinspect's bt_page_items: itemoffset, ctid
+ * (raw t_tid: the heap TID of leaf items; downlink and attribute count of
+ * pivots), itemlen (bytes), nulls, vars, data (hex of the tuple data),
+ * dead, pivot, natts, htid (the heap TID, or NULL).  Copies the page under
+ * a share lock; superuser only.  Errors as fastbtree_page_stats.
+ */
+Datum
+fastbtree_page_items(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Relation	rel = _fbt_open_index(PG_GETARG_OID(0));
+	int64		blkno = PG_GETARG_INT64(1);
+	Page		page = _fbt_copy_block(rel, blkno);
+	FbtPageOpaque opaque = FbtPageGetOpaque(page);
+	OffsetNumber off;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (!(opaque->fbto_flags & FBTP_META))
+	{
+		for (off = FirstOffsetNumber; off <= PageGetMaxOffsetNumber(page); off++)
+		{
+			ItemId		iid = PageGetItemId(page, off);
+			IndexTuple	itup;
+			Datum		values[10];
+			bool		nulls[10] = {0};
+			Size		dataoff;
+			Size		datalen;
+			StringInfoData hex;
+			ItemPointer htid;
+			Size		i;
+
+			if (!ItemIdHasStorage(iid) ||
+				ItemIdGetOffset(iid) + ItemIdGetLength(iid) > BLCKSZ ||
+				ItemIdGetLength(iid) < sizeof(IndexTupleData))
+				continue;
+			itup = (IndexTuple) PageGetItem(page, iid);
+			dataoff = IndexInfoFindDataOffset(itup->t_info);
+			datalen = Min(IndexTupleSize(itup), ItemIdGetLength(iid));
+			datalen = datalen > dataoff ? datalen - dataoff : 0;
+
+			initStringInfo(&hex);
+			for (i = 0; i < datalen; i++)
+				appendStringInfo(&hex, "%s%02x", i ? " " : "",
+								 (unsigned char) ((char *) itup)[dataoff + i]);
+
+			values[0] = Int16GetDatum((int16) off);
+			values[1] = PointerGetDatum(&itup->t_tid);
+			values[2] = Int32GetDatum((int32) ItemIdGetLength(iid));
+			values[3] = BoolGetDatum(IndexTupleHasNulls(itup) != 0);
+			values[4] = BoolGetDatum(IndexTupleHasVarwidths(itup) != 0);
+			values[5] = CStringGetTextDatum(hex.data);
+			values[6] = BoolGetDatum(ItemIdIsDead(iid));
+			values[7] = BoolGetDatum(FbtTupleIsPivot(itup));
+			values[8] = Int32GetDatum(FbtTupleGetNAtts(itup, rel));
+			htid = FbtTupleGetHeapTID(itup);
+			if (htid != NULL)
+				values[9] = PointerGetDatum(htid);
+			else
+				nulls[9] = true;
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc,
+								 values, nulls);
+		}
+	}
+	pfree(page);
+	relation_close(rel, AccessShareLock);
+	return (Datum) 0;
+}

@@ -1,0 +1,680 @@
+/*-------------------------------------------------------------------------
+ *
+ * fbtcheck.c
+ *	  fastbtree_check(): verify the invariants of a fastbtree index, in the
+ *	  manner of contrib/amcheck's verify_nbtree.c.
+ *
+ * The checker takes only the locks a reader takes: AccessShareLock on the
+ * table and the index, and a share lock on one page at a time, long enough
+ * to copy it; every check runs on the private copy.  It can therefore run
+ * while the index is being written, and is written so that concurrent
+ * splits never look like corruption: items only ever move right, a
+ * downlink's key range only ever shrinks, and a sibling link that no longer
+ * agrees is re-read before it is reported.
+ *
+ * Every line pointer and tuple is bounds-checked before it is used
+ * ("careful" accessors), so a damaged page yields an error, never a crash.
+ * Every violation raises ERRCODE_INDEX_CORRUPTED naming the index, with the
+ * block and offset in the detail.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/detoast.h"
+#include "access/htup_details.h"
+#include "access/relation.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/index.h"
+#include "catalog/pg_am.h"
+#include "commands/defrem.h"
+#include "fmgr.h"
+#include "lib/bloomfilter.h"
+#include "miscadmin.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "fastbtree.h"
+
+typedef struct FbtCheckState
+{
+	Relation	rel;
+	Relation	heaprel;
+	int			nkeyatts;
+	int			natts;
+	bool		heapallindexed;
+	bloom_filter *filter;
+	Snapshot	snapshot;
+	int64		heaptuplesindexed;
+	MemoryContext pagecxt;		/* reset after each page */
+} FbtCheckState;
+
+#define corrupt(state, blk, off, ...) \
+	ereport(ERROR, \
+			(errcode(ERRCODE_INDEX_CORRUPTED), \
+			 errmsg("index \"%s\" is corrupted", \
+					RelationGetRelationName((state)->rel)), \
+			 errdetail_internal("Block %u, offset %u: %s", (blk), (off), \
+								psprintf(__VA_ARGS__))))
+
+/*
+ * Check that a tuple's attributes lie within its length: natts attributes
+ * are walked with the tuple descriptor, every length read only after the
+ * bytes holding it were shown to be inside the tuple.
+ */
+static bool
+_fbtc_tuple_fits(TupleDesc desc, IndexTuple itup, Size size, int natts)
+{
+	Size		off;
+	char	   *tp = (char *) itup;
+	bits8	   *bits = NULL;
+	int			i;
+
+	off = IndexInfoFindDataOffset(itup->t_info);
+	if (off > size)
+		return false;
+	if (IndexTupleHasNulls(itup))
+		bits = (bits8 *) (tp + sizeof(IndexTupleData));
+
+	for (i = 0; i < natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (bits && att_isnull(i, bits))
+			continue;
+		if (att->attlen > 0)
+		{
+			off = att_align_nominal(off, att->attalign);
+			off += att->attlen;
+		}
+		else if (att->attlen == -1)
+		{
+			Size		len;
+
+			/* a short varlena is not aligned: peek at its first byte */
+			if (off >= size)
+				return false;
+			if (!VARATT_NOT_PAD_BYTE(tp + off))
+				off = att_align_nominal(off, att->attalign);
+			if (off >= size)
+				return false;
+			if (VARATT_IS_1B_E(tp + off))
+				return false;	/* index tuples never hold toast pointers */
+			if (VARATT_IS_1B(tp + off))
+				len = VARSIZE_1B(tp + off);
+			else
+			{
+				if (off + VARHDRSZ > size)
+					return false;
+				len = VARSIZE_4B(tp + off);
+			}
+			if (len < 1)
+				return false;
+			off += len;
+		}
+		else
+		{
+			Size		len;
+
+			if (off >= size)
+				return false;
+			len = strnlen(tp + off, size - off);
+			if (len == size - off)
+				return false;
+			off += len + 1;
+		}
+		if (off > size)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Read block blkno into a palloc'd private copy (in the page context),
+ * holding a share lock only while copying, and check its structure: page
+ * header bounds, special space, and every line pointer and tuple.
+ */
+static Page
+_fbtc_getpage(FbtCheckState *state, BlockNumber blkno)
+{
+	Buffer		buf;
+	Page		page;
+	PageHeader	phdr;
+	FbtPageOpaque opaque;
+	OffsetNumber maxoff;
+	OffsetNumber off;
+	TupleDesc	desc = RelationGetDescr(state->rel);
+
+	CHECK_FOR_INTERRUPTS();
+	if (blkno >= RelationGetNumberOfBlocks(state->rel))
+		corrupt(state, blkno, 0, "block is beyond the end of the index");
+	page = MemoryContextAlloc(state->pagecxt, BLCKSZ);
+	buf = ReadBufferExtended(state->rel, MAIN_FORKNUM, blkno, RBM_NORMAL,
+							 GetAccessStrategy(BAS_BULKREAD));
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	memcpy(page, BufferGetPage(buf), BLCKSZ);
+	UnlockReleaseBuffer(buf);
+
+	phdr = (PageHeader) page;
+	if (PageIsNew(page))
+		corrupt(state, blkno, 0, "unexpected zero page");
+	if (phdr->pd_lower < SizeOfPageHeaderData ||
+		phdr->pd_lower > phdr->pd_upper ||
+		phdr->pd_upper > phdr->pd_special ||
+		phdr->pd_special != BLCKSZ - MAXALIGN(sizeof(FbtPageOpaqueData)))
+		corrupt(state, blkno, 0,
+				"invalid page header: lower %u, upper %u, special %u",
+				phdr->pd_lower, phdr->pd_upper, phdr->pd_special);
+	opaque = FbtPageGetOpaque(page);
+	if (opaque->fbto_page_id != FBT_PAGE_ID)
+		corrupt(state, blkno, 0, "page id 0x%04x is not fastbtree's",
+				opaque->fbto_page_id);
+	if (opaque->fbto_flags & FBTP_META)
+		return page;
+
+	maxoff = PageGetMaxOffsetNumber(page);
+	for (off = FirstOffsetNumber; off <= maxoff; off++)
+	{
+		ItemId		iid = PageGetItemId(page, off);
+		IndexTuple	itup;
+		int			natts;
+
+		if (!ItemIdIsNormal(iid) && !ItemIdIsDead(iid))
+			corrupt(state, blkno, off, "line pointer has flags %u",
+					ItemIdGetFlags(iid));
+		if (ItemIdGetOffset(iid) < phdr->pd_upper ||
+			ItemIdGetOffset(iid) + ItemIdGetLength(iid) > phdr->pd_special ||
+			ItemIdGetOffset(iid) != MAXALIGN(ItemIdGetOffset(iid)) ||
+			ItemIdGetLength(iid) < sizeof(IndexTupleData))
+			corrupt(state, blkno, off,
+					"line pointer points outside the tuple space: offset %u, length %u",
+					ItemIdGetOffset(iid), ItemIdGetLength(iid));
+		itup = (IndexTuple) PageGetItem(page, iid);
+		if (MAXALIGN(IndexTupleSize(itup)) != ItemIdGetLength(iid))
+			corrupt(state, blkno, off,
+					"tuple size %zu does not match line pointer length %u",
+					IndexTupleSize(itup), ItemIdGetLength(iid));
+
+		if (FbtTupleIsPivot(itup))
+		{
+			uint16		posid = ItemPointerGetOffsetNumberNoCheck(&itup->t_tid);
+
+			natts = posid & FBT_OFFSET_MASK;
+			if (posid & ~(FBT_OFFSET_MASK | FBT_PIVOT_HEAPTID) ||
+				natts > state->nkeyatts ||
+				((posid & FBT_PIVOT_HEAPTID) && natts != state->nkeyatts))
+				corrupt(state, blkno, off,
+						"invalid pivot tuple attribute count word 0x%04x",
+						posid);
+			if ((posid & FBT_PIVOT_HEAPTID) &&
+				IndexTupleSize(itup) < sizeof(IndexTupleData) +
+				sizeof(ItemPointerData))
+				corrupt(state, blkno, off, "pivot tuple too short for a heap TID");
+		}
+		else
+			natts = state->natts;
+
+		if (!_fbtc_tuple_fits(desc, itup,
+							  IndexTupleSize(itup) -
+							  ((FbtTupleIsPivot(itup) &&
+								FbtTupleGetHeapTID(itup)) ?
+							   sizeof(ItemPointerData) : 0),
+							  natts))
+			corrupt(state, blkno, off,
+					"tuple attributes extend beyond the tuple's length %zu",
+					IndexTupleSize(itup));
+	}
+	return page;
+}
+
+/*
+ * Three-way comparison of two tuples (leaf or pivot) in index order,
+ * treating attributes a pivot lost to truncation, and a missing heap TID,
+ * as minus infinity.
+ */
+static int
+_fbtc_compare_tuples(FbtCheckState *state, IndexTuple a, IndexTuple b)
+{
+	Relation	rel = state->rel;
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			na = Min(FbtTupleGetNAtts(a, rel), state->nkeyatts);
+	int			nb = Min(FbtTupleGetNAtts(b, rel), state->nkeyatts);
+	ItemPointer ta;
+	ItemPointer tb;
+	int			i;
+
+	for (i = 0; i < Min(na, nb); i++)
+	{
+		int16		opt = rel->rd_indoption[i];
+		bool		nullsfirst = (opt & INDOPTION_NULLS_FIRST) != 0;
+		Datum		da,
+					db;
+		bool		nulla,
+					nullb;
+		int32		r;
+
+		da = index_getattr(a, i + 1, desc, &nulla);
+		db = index_getattr(b, i + 1, desc, &nullb);
+		if (nulla && nullb)
+			continue;
+		if (nulla)
+			return nullsfirst ? -1 : 1;
+		if (nullb)
+			return nullsfirst ? 1 : -1;
+		r = DatumGetInt32(FunctionCall2Coll(index_getprocinfo(rel, i + 1,
+															  FBTORDER_PROC),
+											rel->rd_indcollation[i], da, db));
+		if (opt & INDOPTION_DESC)
+			INVERT_COMPARE_RESULT(r);
+		if (r != 0)
+			return r > 0 ? 1 : -1;
+	}
+	if (na != nb)
+		return na < nb ? -1 : 1;
+
+	ta = FbtTupleGetHeapTID(a);
+	tb = FbtTupleGetHeapTID(b);
+	if (ta == NULL && tb == NULL)
+		return 0;
+	if (ta == NULL)
+		return -1;
+	if (tb == NULL)
+		return 1;
+	return ItemPointerCompare(ta, tb);
+}
+
+static IndexTuple
+_fbtc_item(Page page, OffsetNumber off)
+{
+	return (IndexTuple) PageGetItem(page, PageGetItemId(page, off));
+}
+
+/* Fingerprint a leaf tuple as index_form_tuple() makes it from plain values */
+static void
+_fbtc_fingerprint(FbtCheckState *state, IndexTuple itup, ItemPointer tid,
+				  Datum *values, bool *isnull)
+{
+	TupleDesc	desc = RelationGetDescr(state->rel);
+	Datum		normvals[INDEX_MAX_KEYS];
+	IndexTuple	norm;
+	int			i;
+
+	for (i = 0; i < state->natts; i++)
+	{
+		normvals[i] = values[i];
+		if (!isnull[i] && TupleDescAttr(desc, i)->attlen == -1 &&
+			VARATT_IS_EXTENDED(DatumGetPointer(values[i])))
+			normvals[i] = PointerGetDatum(PG_DETOAST_DATUM(values[i]));
+	}
+	norm = index_form_tuple(desc, normvals, isnull);
+	norm->t_tid = *tid;
+	if (itup != NULL)
+		bloom_add_element(state->filter, (unsigned char *) norm,
+						  IndexTupleSize(norm));
+	else if (bloom_lacks_element(state->filter, (unsigned char *) norm,
+								 IndexTupleSize(norm)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("heap tuple (%u,%u) from table \"%s\" lacks matching index tuple within index \"%s\"",
+						ItemPointerGetBlockNumber(tid),
+						ItemPointerGetOffsetNumber(tid),
+						RelationGetRelationName(state->heaprel),
+						RelationGetRelationName(state->rel))));
+	pfree(norm);
+}
+
+/*
+ * Check one page's items: pivot/leaf representation, strict order of the
+ * data items, every item <= the high key, the minus-infinity first item of
+ * internal pages; fingerprint leaf items for heapallindexed.
+ */
+static void
+_fbtc_check_items(FbtCheckState *state, BlockNumber blkno, Page page)
+{
+	FbtPageOpaque opaque = FbtPageGetOpaque(page);
+	OffsetNumber minoff = P_FIRSTDATAKEY(opaque);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+	IndexTuple	hikey = NULL;
+	OffsetNumber off;
+	bool		isleaf = P_ISLEAF(opaque);
+
+	if (!P_RIGHTMOST(opaque))
+	{
+		if (maxoff < P_HIKEY)
+			corrupt(state, blkno, P_HIKEY, "non-rightmost page has no high key");
+		hikey = _fbtc_item(page, P_HIKEY);
+		if (!FbtTupleIsPivot(hikey))
+			corrupt(state, blkno, P_HIKEY, "high key is not a pivot tuple");
+	}
+
+	for (off = minoff; off <= maxoff; off++)
+	{
+		IndexTuple	itup = _fbtc_item(page, off);
+
+		if (isleaf && FbtTupleIsPivot(itup))
+			corrupt(state, blkno, off, "leaf data item is a pivot tuple");
+		if (!isleaf)
+		{
+			int			natts = FbtTupleGetNAtts(itup, state->rel);
+
+			if (!FbtTupleIsPivot(itup))
+				corrupt(state, blkno, off, "internal page item is not a pivot tuple");
+			if (off == minoff && natts != 0)
+				corrupt(state, blkno, off,
+						"first item of internal page has %d attributes instead of minus infinity",
+						natts);
+			if (off > minoff && natts == 0)
+				corrupt(state, blkno, off, "minus infinity item is not first");
+		}
+		if (isleaf && !ItemPointerIsValid(&itup->t_tid))
+			corrupt(state, blkno, off, "leaf item has an invalid heap TID");
+
+		if (off > minoff &&
+			(isleaf || off > OffsetNumberNext(minoff)) &&
+			_fbtc_compare_tuples(state, _fbtc_item(page, OffsetNumberPrev(off)),
+								 itup) >= 0)
+			corrupt(state, blkno, off, "item is not greater than its predecessor");
+		if (hikey != NULL && (isleaf || off > minoff) &&
+			_fbtc_compare_tuples(state, itup, hikey) > 0)
+			corrupt(state, blkno, off, "item is greater than the page's high key");
+
+		if (isleaf && state->heapallindexed)
+		{
+			Datum		values[INDEX_MAX_KEYS];
+			bool		isnull[INDEX_MAX_KEYS];
+
+			index_deform_tuple(itup, RelationGetDescr(state->rel),
+							   values, isnull);
+			_fbtc_fingerprint(state, itup, &itup->t_tid, values, isnull);
+		}
+	}
+}
+
+/*
+ * Check that child (read now, after its parent) fits the key range its
+ * downlink promises: every data item > lowkey (NULL: minus infinity) and
+ * <= highkey (NULL: plus infinity), and its level is parent level - 1.
+ */
+static void
+_fbtc_check_child(FbtCheckState *state, BlockNumber parentblk,
+				  OffsetNumber downoff, uint32 parentlevel, BlockNumber child,
+				  IndexTuple lowkey, IndexTuple highkey)
+{
+	Page		page = _fbtc_getpage(state, child);
+	FbtPageOpaque opaque = FbtPageGetOpaque(page);
+	OffsetNumber off;
+	OffsetNumber minoff = P_FIRSTDATAKEY(opaque);
+
+	if ((opaque->fbto_flags & FBTP_META) ||
+		opaque->fbto_level != parentlevel - 1)
+		corrupt(state, parentblk, downoff,
+				"downlink to block %u leads to a page of level %u, expected %u",
+				child, opaque->fbto_level, parentlevel - 1);
+
+	for (off = minoff; off <= PageGetMaxOffsetNumber(page); off++)
+	{
+		IndexTuple	itup = _fbtc_item(page, off);
+
+		/* an internal child's first item is minus infinity: no key */
+		if (!P_ISLEAF(opaque) && off == minoff)
+			continue;
+		if (lowkey != NULL && _fbtc_compare_tuples(state, itup, lowkey) <= 0)
+			corrupt(state, parentblk, downoff,
+					"item %u of child block %u is not greater than its downlink's key",
+					off, child);
+		if (highkey != NULL && _fbtc_compare_tuples(state, itup, highkey) > 0)
+			corrupt(state, parentblk, downoff,
+					"item %u of child block %u is greater than the next key of its parent",
+					off, child);
+	}
+	if (highkey != NULL && !P_RIGHTMOST(opaque) &&
+		_fbtc_compare_tuples(state, _fbtc_item(page, P_HIKEY), highkey) > 0)
+		corrupt(state, parentblk, downoff,
+				"high key of child block %u is greater than the next key of its parent",
+				child);
+	pfree(page);
+}
+
+/*
+ * Walk one level left to right from leftmost.  Returns the leftmost page
+ * of the level below (P_NONE for the leaf level).
+ */
+static BlockNumber
+_fbtc_check_level(FbtCheckState *state, BlockNumber leftmost, uint32 level,
+				  BlockNumber root)
+{
+	BlockNumber prevblk = P_NONE;
+	BlockNumber blkno = leftmost;
+	BlockNumber nextleftmost = P_NONE;
+	MemoryContext oldcxt;
+
+	while (blkno != P_NONE)
+	{
+		Page		page;
+		FbtPageOpaque opaque;
+		OffsetNumber off;
+		OffsetNumber minoff;
+		OffsetNumber maxoff;
+
+		oldcxt = MemoryContextSwitchTo(state->pagecxt);
+		page = _fbtc_getpage(state, blkno);
+		opaque = FbtPageGetOpaque(page);
+
+		if (opaque->fbto_flags & (FBTP_META | FBTP_DELETED | FBTP_HALF_DEAD))
+			corrupt(state, blkno, 0, "page on level %u has flags 0x%04x",
+					level, opaque->fbto_flags);
+		if (opaque->fbto_level != level)
+			corrupt(state, blkno, 0, "page has level %u, expected %u",
+					opaque->fbto_level, level);
+		if ((level == 0) != P_ISLEAF(opaque))
+			corrupt(state, blkno, 0, "leaf flag disagrees with level %u", level);
+
+		if (opaque->fbto_prev != prevblk)
+		{
+			/* the left page may have split after we read it: look again */
+			Page		lpage;
+
+			if (prevblk == P_NONE)
+				corrupt(state, blkno, 0,
+						"leftmost page of level %u has left-link %u",
+						level, opaque->fbto_prev);
+			lpage = _fbtc_getpage(state, prevblk);
+			if (FbtPageGetOpaque(lpage)->fbto_next != blkno)
+			{
+				blkno = FbtPageGetOpaque(lpage)->fbto_next;
+				MemoryContextSwitchTo(oldcxt);
+				MemoryContextReset(state->pagecxt);
+				continue;
+			}
+			corrupt(state, blkno, 0,
+					"left-link %u does not agree with the right-link of block %u",
+					opaque->fbto_prev, prevblk);
+		}
+		if (blkno == leftmost && !P_LEFTMOST(opaque))
+			corrupt(state, blkno, 0, "leftmost page of level %u has a left sibling",
+					level);
+
+		_fbtc_check_items(state, blkno, page);
+
+		minoff = P_FIRSTDATAKEY(opaque);
+		maxoff = PageGetMaxOffsetNumber(page);
+		if (level > 0)
+		{
+			if (maxoff < minoff)
+				corrupt(state, blkno, 0, "internal page has no downlinks");
+			if (blkno == leftmost)
+				nextleftmost = FbtPivotGetDownLink(_fbtc_item(page, minoff));
+			for (off = minoff; off <= maxoff; off++)
+			{
+				IndexTuple	lowkey = off == minoff ? NULL : _fbtc_item(page, off);
+				IndexTuple	highkey;
+
+				if (off < maxoff)
+					highkey = _fbtc_item(page, OffsetNumberNext(off));
+				else
+					highkey = P_RIGHTMOST(opaque) ? NULL :
+						_fbtc_item(page, P_HIKEY);
+				_fbtc_check_child(state, blkno, off, level,
+								  FbtPivotGetDownLink(_fbtc_item(page, off)),
+								  lowkey, highkey);
+			}
+		}
+
+		prevblk = blkno;
+		blkno = opaque->fbto_next;
+		MemoryContextSwitchTo(oldcxt);
+		MemoryContextReset(state->pagecxt);
+	}
+	return nextleftmost;
+}
+
+/* table_index_build_scan() callback: every heap tuple must be indexed */
+static void
+_fbtc_heap_callback(Relation index, ItemPointer tid, Datum *values,
+					bool *isnull, bool tupleIsAlive, void *checkstate)
+{
+	FbtCheckState *state = (FbtCheckState *) checkstate;
+
+	_fbtc_fingerprint(state, NULL, tid, values, isnull);
+	state->heaptuplesindexed++;
+}
+
+PG_FUNCTION_INFO_V1(fastbtree_check);
+
+/*
+ * fastbtree_check(index regclass, heapallindexed boolean) returns void.
+ *
+ * Verifies, level by level from the root: page structure (header bounds,
+ * line pointers and tuples inside the page, page id); levels and leaf
+ * flags; sibling links (left and right agree, ends are P_NONE); key order
+ * within each page (strict, heap TID included); every item <= its page's
+ * high key; pivot representation (minus infinity first on internal pages,
+ * attribute counts); and for every downlink, that the child is one level
+ * down and its items lie within the key range the parent gives it.  With
+ * heapallindexed, every heap tuple visible to a fresh MVCC snapshot (taken
+ * before the index is read) has an index entry: leaf entries are
+ * fingerprinted into a Bloom filter (lib/bloomfilter.h), then the table is
+ * scanned, as amcheck does; duplicates of one entry fail the strict order
+ * check, so each heap tuple has exactly one.
+ *
+ * Locks: AccessShareLock on the table, then the index; a share lock on one
+ * page at a time.  Errors: 42809 for a relation that is not a fastbtree
+ * index, XX002 (index_corrupted) for any violation.
+ */
+Datum
+fastbtree_check(PG_FUNCTION_ARGS)
+{
+	Oid			indrelid = PG_GETARG_OID(0);
+	bool		heapallindexed = PG_GETARG_BOOL(1);
+	Oid			heapid;
+	FbtCheckState state;
+	Page		metapage;
+	FbtMetaPageData *metad;
+	BlockNumber leftmost;
+	uint32		level;
+
+	heapid = IndexGetRelation(indrelid, true);
+	if (!OidIsValid(heapid))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an index", get_rel_name(indrelid) ?
+						get_rel_name(indrelid) : "?")));
+
+	memset(&state, 0, sizeof(state));
+	state.heaprel = table_open(heapid, AccessShareLock);
+	state.rel = index_open(indrelid, AccessShareLock);
+	if (state.rel->rd_rel->relam != get_index_am_oid("fastbtree", false))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a fastbtree index",
+						RelationGetRelationName(state.rel))));
+	if (RELATION_IS_OTHER_TEMP(state.rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot access temporary indexes of other sessions")));
+	if (!state.rel->rd_index->indisvalid)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot check index \"%s\"",
+						RelationGetRelationName(state.rel)),
+				 errdetail("Index is not valid.")));
+
+	state.nkeyatts = IndexRelationGetNumberOfKeyAttributes(state.rel);
+	state.natts = IndexRelationGetNumberOfAttributes(state.rel);
+	state.heapallindexed = heapallindexed;
+	state.pagecxt = AllocSetContextCreate(CurrentMemoryContext,
+										  "fastbtree_check page",
+										  ALLOCSET_DEFAULT_SIZES);
+
+	if (heapallindexed)
+	{
+		int64		total = Max((int64) state.heaprel->rd_rel->reltuples, 1024);
+
+		/* the snapshot predates our reading the index */
+		state.snapshot = RegisterSnapshot(GetTransactionSnapshot());
+		if (IsolationUsesXactSnapshot() && state.rel->rd_index->indcheckxmin &&
+			!TransactionIdPrecedes(HeapTupleHeaderGetXmin(state.rel->rd_indextuple->t_data),
+								   state.snapshot->xmin))
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("index \"%s\" cannot be verified using transaction snapshot",
+							RelationGetRelationName(state.rel))));
+		state.filter = bloom_create(total, maintenance_work_mem,
+									(uint64) random());
+	}
+
+	metapage = _fbtc_getpage(&state, FBT_METAPAGE);
+	metad = FbtPageGetMeta(metapage);
+	if (!(FbtPageGetOpaque(metapage)->fbto_flags & FBTP_META) ||
+		metad->fbtm_magic != FBT_MAGIC)
+		corrupt(&state, FBT_METAPAGE, 0, "metapage has wrong magic number 0x%08x",
+				metad->fbtm_magic);
+	if (metad->fbtm_version != FBT_VERSION)
+		corrupt(&state, FBT_METAPAGE, 0, "metapage has unsupported version %u",
+				metad->fbtm_version);
+	leftmost = metad->fbtm_root;
+	level = metad->fbtm_level;
+	MemoryContextReset(state.pagecxt);
+
+	if (leftmost != P_NONE)
+	{
+		for (;;)
+		{
+			BlockNumber next = _fbtc_check_level(&state, leftmost, level,
+												 leftmost);
+
+			if (level == 0)
+				break;
+			leftmost = next;
+			level--;
+		}
+	}
+
+	if (heapallindexed)
+	{
+		IndexInfo  *indexinfo = BuildIndexInfo(state.rel);
+		TableScanDesc scan;
+
+		/* an MVCC scan: only tuples our snapshot sees must be indexed */
+		indexinfo->ii_Concurrent = true;
+		indexinfo->ii_Unique = false;
+		indexinfo->ii_ExclusionOps = NULL;
+		indexinfo->ii_ExclusionProcs = NULL;
+		indexinfo->ii_ExclusionStrats = NULL;
+		scan = table_beginscan_strat(state.heaprel, state.snapshot, 0, NULL,
+									 true, true);
+		table_index_build_scan(state.heaprel, state.rel, indexinfo, true,
+							   false, _fbtc_heap_callback, &state, scan);
+		bloom_free(state.filter);
+		UnregisterSnapshot(state.snapshot);
+	}
+
+	MemoryContextDelete(state.pagecxt);
+	index_close(state.rel, AccessShareLock);
+	table_close(state.heaprel, AccessShareLock);
+	PG_RETURN_VOID();
+}
