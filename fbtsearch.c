@@ -299,15 +299,23 @@ fbtbeginscan(Relation rel, int nkeys, int norderbys)
 	Assert(norderbys == 0);
 	scan = RelationGetIndexScan(rel, nkeys, norderbys);
 
-	so = (FbtScanOpaque) palloc0(sizeof(FbtScanOpaqueData));
+	/* not palloc0: the position arrays are large and filled before use */
+	so = (FbtScanOpaque) palloc(sizeof(FbtScanOpaqueData));
+	so->qual_ok = true;
+	so->numberOfKeys = 0;
+	so->keyData = palloc(sizeof(ScanKeyData) * Max(nkeys, 1));
+	so->keyStrategy = palloc(sizeof(StrategyNumber) * Max(nkeys, 1));
+	so->keyOrderProc = palloc0(sizeof(FmgrInfo) * Max(nkeys, 1));
+	so->arrayKeys = palloc(sizeof(FbtArrayKeyInfo) * Max(nkeys, 1));
+	so->numArrayKeys = 0;
+	so->arrayContext = NULL;
+	so->currTuples = NULL;
+	so->markTuples = NULL;
 	so->currPos.buf = InvalidBuffer;
 	so->currPos.currPage = InvalidBlockNumber;
 	so->markPos.buf = InvalidBuffer;
 	so->markPos.currPage = InvalidBlockNumber;
 	so->markItemIndex = -1;
-	so->arrayContext = AllocSetContextCreate(CurrentMemoryContext,
-											 "fastbtree scan keys",
-											 ALLOCSET_SMALL_SIZES);
 	scan->xs_itupdesc = RelationGetDescr(rel);
 	scan->opaque = so;
 	return scan;
@@ -352,7 +360,12 @@ fbtendscan(IndexScanDesc scan)
 
 	_fbt_invalidate_pos(&so->currPos);
 	_fbt_invalidate_pos(&so->markPos);
-	MemoryContextDelete(so->arrayContext);
+	if (so->arrayContext != NULL)
+		MemoryContextDelete(so->arrayContext);
+	pfree(so->keyData);
+	pfree(so->keyStrategy);
+	pfree(so->keyOrderProc);
+	pfree(so->arrayKeys);
 	if (so->currTuples != NULL)
 		pfree(so->currTuples);
 	pfree(so);

@@ -365,8 +365,9 @@ _fbt_expand_array(IndexScanDesc scan, ScanKey key, Datum **elems)
  * _fbt_preprocess_keys() -- prepare scan->keyData for positioning and
  * checking; see the block comment above.
  *
- * Fills so->keyData, keyStrategy, keyOrderProc, arrayKeys, qual_ok.  Memory
- * comes from so->arrayContext, reset at each rescan.  Raises an error only
+ * Fills so->keyData, keyStrategy, keyOrderProc, arrayKeys (allocated by
+ * fbtbeginscan for the scan's key count), qual_ok.  Array elements go to
+ * so->arrayContext, reset at each rescan.  Raises an error only
  * for a missing opfamily member (a broken operator class).
  */
 void
@@ -379,16 +380,22 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 	MemoryContext oldcxt;
 	int			i;
 
-	MemoryContextReset(so->arrayContext);
-	oldcxt = MemoryContextSwitchTo(so->arrayContext);
+	/* array elements live in a context of their own, made on first use */
+	for (i = 0; i < nkeys; i++)
+		if (scan->keyData[i].sk_flags & SK_SEARCHARRAY)
+			break;
+	if (i < nkeys && so->arrayContext == NULL)
+		so->arrayContext = AllocSetContextCreate(GetMemoryChunkContext(so),
+												 "fastbtree array keys",
+												 ALLOCSET_SMALL_SIZES);
+	if (so->arrayContext != NULL)
+		MemoryContextReset(so->arrayContext);
+	oldcxt = MemoryContextSwitchTo(so->arrayContext ? so->arrayContext :
+								   CurrentMemoryContext);
 
 	so->qual_ok = true;
 	so->numberOfKeys = nkeys;
 	so->numArrayKeys = 0;
-	so->keyData = palloc(sizeof(ScanKeyData) * Max(nkeys, 1));
-	so->keyStrategy = palloc(sizeof(StrategyNumber) * Max(nkeys, 1));
-	so->keyOrderProc = palloc0(sizeof(FmgrInfo) * Max(nkeys, 1));
-	so->arrayKeys = palloc(sizeof(FbtArrayKeyInfo) * Max(nkeys, 1));
 	memset(haseq, 0, sizeof(haseq));
 
 	for (i = 0; i < nkeys; i++)
@@ -451,15 +458,26 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 
 				subtype = OidIsValid(key->sk_subtype) ? key->sk_subtype :
 					rel->rd_opcintype[col];
-				cmpproc = get_opfamily_proc(rel->rd_opfamily[col],
-											rel->rd_opcintype[col], subtype,
-											FBTORDER_PROC);
-				if (!OidIsValid(cmpproc))
-					elog(ERROR, "missing support function %d(%u,%u) in opfamily %u",
-						 FBTORDER_PROC, rel->rd_opcintype[col], subtype,
-						 rel->rd_opfamily[col]);
-				fmgr_info_cxt(cmpproc, &so->keyOrderProc[i],
-							  so->arrayContext);
+				if (subtype == rel->rd_opcintype[col])
+				{
+					/* same type: the relcache has it, no catalog lookup */
+					fmgr_info_copy(&so->keyOrderProc[i],
+								   index_getprocinfo(rel, col + 1,
+													 FBTORDER_PROC),
+								   GetMemoryChunkContext(so));
+				}
+				else
+				{
+					cmpproc = get_opfamily_proc(rel->rd_opfamily[col],
+												rel->rd_opcintype[col],
+												subtype, FBTORDER_PROC);
+					if (!OidIsValid(cmpproc))
+						elog(ERROR, "missing support function %d(%u,%u) in opfamily %u",
+							 FBTORDER_PROC, rel->rd_opcintype[col], subtype,
+							 rel->rd_opfamily[col]);
+					fmgr_info_cxt(cmpproc, &so->keyOrderProc[i],
+								  GetMemoryChunkContext(so));
+				}
 				strat = key->sk_strategy;
 			}
 			if (indoption & INDOPTION_DESC)

@@ -1,0 +1,315 @@
+#!/usr/bin/env bash
+#
+# scripts/test.sh
+#	Build fastbtree with warnings as errors and assertions, install it,
+#	and run every test suite: pg_regress (sql/), isolation (specs/) and
+#	TAP (t/).
+#
+# Run as root (after scripts/install-deps.sh).  PostgreSQL refuses to run as
+# root, so the tests run as the unprivileged OS user $TEST_USER, created if
+# missing, in a private copy of the source tree under a temporary directory:
+# the repository gets no build products or test outputs.  pg_regress and
+# pg_isolation_regress need a running server; this script starts a throwaway
+# cluster for them (unix socket in the temporary directory only, a free port
+# in 55000-55999, fsync off) and always stops it and removes the directory on
+# exit.  The TAP tests start their own clusters (PostgreSQL::Test::Cluster).
+#
+# Each suite runs through PGXS's "make installcheck", one suite per make
+# invocation (the other two switched off on the command line), so that a
+# failure in one suite does not keep the others from running.
+#
+# The last line of output is "N passed, N failed", counting pg_regress and
+# isolation tests and TAP test files; a suite that could not run counts all
+# its tests as failed.  Exit status is 0 only if everything passed.
+
+set -uo pipefail
+
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+TEST_USER=fbtest
+TEST_CFLAGS="-Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-missing-field-initializers -Werror -DUSE_ASSERT_CHECKING"
+# TAP logs can be long (stress tests); print at most this many lines of each.
+LOG_TAIL_LINES=2000
+
+SRC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+WORK=
+CLUSTER_STARTED=no
+PASSED=0
+FAILED=0
+
+log()
+{
+	echo "test.sh: $*"
+}
+
+# die MSG: a precondition failed before any test could run
+die()
+{
+	echo "test.sh: error: $*" >&2
+	[ "$FAILED" -gt 0 ] || FAILED=1
+	finish
+}
+
+as_user()
+{
+	runuser -u "$TEST_USER" -- env \
+		HOME="$WORK" \
+		PATH="$PG_BINDIR:/usr/local/bin:/usr/bin:/bin" \
+		LANG=C.UTF-8 LC_ALL=C.UTF-8 \
+		"$@"
+}
+
+# Runs on exit (trap).
+# shellcheck disable=SC2317
+cleanup()
+{
+	local rc=$?
+
+	trap - EXIT INT TERM
+	if [ "$CLUSTER_STARTED" = yes ]; then
+		as_user pg_ctl stop -D "$WORK/data" -m fast -w -t 60 >/dev/null 2>&1 ||
+			as_user pg_ctl stop -D "$WORK/data" -m immediate -w >/dev/null 2>&1 ||
+			echo "test.sh: warning: could not stop the cluster in $WORK/data" >&2
+	fi
+	if [ -n "$WORK" ] && [ -d "$WORK" ]; then
+		cd /
+		rm -rf "$WORK"
+	fi
+	exit "$rc"
+}
+
+# Succeeds if something listens on TCP port $1 or a PostgreSQL socket for it
+# exists in the usual socket directories.
+port_in_use()
+{
+	local hex f
+
+	hex=$(printf '%04X' "$1")
+	for f in /proc/net/tcp /proc/net/tcp6; do
+		[ -r "$f" ] || continue
+		# field 2 is local_address as ADDR:PORT in hex, field 4 the state
+		# (0A = LISTEN)
+		if awk -v p=":$hex" '$4 == "0A" && substr($2, length($2) - 4) == p { found = 1 } END { exit !found }' "$f"; then
+			return 0
+		fi
+	done
+	[ -e "/tmp/.s.PGSQL.$1" ] || [ -e "/var/run/postgresql/.s.PGSQL.$1" ]
+}
+
+pick_port()
+{
+	local port
+
+	for _ in $(seq 1 200); do
+		port=$((55000 + RANDOM % 1000))
+		if ! port_in_use "$port"; then
+			echo "$port"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# count_files GLOB: number of files matching GLOB in the work copy
+count_files()
+{
+	compgen -G "$WORK/src/$1" | wc -l
+}
+
+# print_file FILE: print FILE with a header, truncated to its last lines
+print_file()
+{
+	local n
+
+	n=$(wc -l <"$1")
+	echo "===== $1 ($n lines) ====="
+	if [ "$n" -gt "$LOG_TAIL_LINES" ]; then
+		echo "[... showing the last $LOG_TAIL_LINES lines ...]"
+		tail -n "$LOG_TAIL_LINES" "$1"
+	else
+		cat "$1"
+	fi
+	echo "===== end of $1 ====="
+}
+
+# finish: print the summary line and exit accordingly
+finish()
+{
+	echo
+	echo "$PASSED passed, $FAILED failed"
+	if [ "$FAILED" -eq 0 ] && [ "$PASSED" -gt 0 ]; then
+		exit 0
+	fi
+	exit 1
+}
+
+# abort_all WHAT: a step before the suites failed; every test counts as failed
+abort_all()
+{
+	local total
+
+	echo "test.sh: $1 failed; no tests were run" >&2
+	total=0
+	if [ -d "$WORK/src" ]; then
+		total=$(($(count_files 'sql/*.sql') + $(count_files 'specs/*.spec') + $(count_files 't/*.pl')))
+	fi
+	[ "$total" -gt 0 ] || total=1
+	FAILED=$total
+	finish
+}
+
+# run_pg_regress_suite NAME NTESTS DIFFS MAKEVARS...: run one pg_regress-style
+# suite through "make installcheck" and count its results
+run_pg_regress_suite()
+{
+	local name=$1 ntests=$2 diffs=$3 out rc ok
+	shift 3
+
+	out="$WORK/$name.out"
+	log "running $name tests ($ntests)"
+	(cd "$WORK/src" && as_user make installcheck PG_CONFIG="$PG_CONFIG" "$@") 2>&1 | tee "$out"
+	rc=${PIPESTATUS[0]}
+
+	ok=$(grep -cE '\.\.\. ok( |$)' "$out")
+	[ "$ok" -le "$ntests" ] || ok=$ntests
+	if [ "$rc" -ne 0 ] && [ "$ok" -eq "$ntests" ]; then
+		# make failed although every test reported ok: count it
+		ok=$((ntests - 1))
+	fi
+	PASSED=$((PASSED + ok))
+	FAILED=$((FAILED + ntests - ok))
+
+	if [ "$rc" -ne 0 ] || [ "$ok" -ne "$ntests" ]; then
+		log "$name tests FAILED (make exit status $rc)"
+		if [ -f "$diffs" ]; then
+			print_file "$diffs"
+		fi
+		if [ -f "$WORK/server.log" ]; then
+			echo "===== last 200 lines of the test server's log ====="
+			tail -n 200 "$WORK/server.log"
+			echo "===== end of server log ====="
+		fi
+	fi
+}
+
+run_tap_suite()
+{
+	local ntests=$1 out rc failed
+
+	out="$WORK/tap.out"
+	log "running TAP tests ($ntests files)"
+	(cd "$WORK/src" && as_user make installcheck PG_CONFIG="$PG_CONFIG" REGRESS= ISOLATION=) 2>&1 | tee "$out"
+	rc=${PIPESTATUS[0]}
+
+	if [ "$rc" -eq 0 ] && grep -q '^All tests successful\.' "$out"; then
+		failed=0
+	else
+		# prove's "Test Summary Report" names each failed file on a line of
+		# its own: "t/001_foo.pl (Wstat: ...)"
+		failed=$(grep -E '^t/[^ ]+\.pl +\(Wstat:' "$out" | awk '{ print $1 }' | sort -u | wc -l)
+		if [ "$failed" -eq 0 ] || [ "$failed" -gt "$ntests" ]; then
+			failed=$ntests
+		fi
+	fi
+	PASSED=$((PASSED + ntests - failed))
+	FAILED=$((FAILED + failed))
+
+	if [ "$failed" -ne 0 ]; then
+		local f
+
+		log "TAP tests FAILED (make exit status $rc)"
+		for f in "$WORK"/src/tmp_check/log/*; do
+			[ -f "$f" ] && print_file "$f"
+		done
+	fi
+}
+
+main()
+{
+	local port nregress nisolation ntap
+
+	[ "$(id -u)" -eq 0 ] || die "must be run as root (it creates the user $TEST_USER and installs the extension)"
+	[ -x "$PG_CONFIG" ] || die "$PG_CONFIG not found; run scripts/install-deps.sh first"
+	command -v runuser >/dev/null 2>&1 || die "runuser not found (package util-linux)"
+	PG_BINDIR=$("$PG_CONFIG" --bindir)
+
+	if ! id -u "$TEST_USER" >/dev/null 2>&1; then
+		log "creating OS user $TEST_USER"
+		useradd --system --user-group --no-create-home --home-dir /nonexistent \
+			--shell /usr/sbin/nologin "$TEST_USER" ||
+			id -u "$TEST_USER" >/dev/null 2>&1 ||	# created meanwhile by a concurrent run
+			die "useradd $TEST_USER failed"
+	fi
+
+	trap cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+
+	WORK=$(mktemp -d "${TMPDIR:-/tmp}/fastbtree-test.XXXXXX") || die "mktemp failed"
+	# The server tools run as another user and may not be able to enter the
+	# caller's directory.
+	cd "$WORK" || die "cannot enter $WORK"
+	mkdir "$WORK/src"
+	# Copy the tree without VCS data and without build or test products.
+	tar -C "$SRC_DIR" -cf - \
+		--exclude=./.git --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
+		--exclude=./results --exclude=./output_iso --exclude=./tmp_check \
+		--exclude=./tmp_check_iso --exclude=./log --exclude='./regression.*' \
+		. | tar -C "$WORK/src" -xf - || die "copying the source tree failed"
+	chown -R "$TEST_USER:" "$WORK"
+	as_user test -w "$WORK" || die "$TEST_USER cannot write $WORK (check TMPDIR permissions)"
+
+	log "source $SRC_DIR, work directory $WORK, $("$PG_CONFIG" --version)"
+
+	log "building with PG_CFLAGS=\"$TEST_CFLAGS\""
+	(cd "$WORK/src" && as_user make -j"$(nproc)" PG_CONFIG="$PG_CONFIG" PG_CFLAGS="$TEST_CFLAGS") ||
+		abort_all "build"
+	log "installing into $("$PG_CONFIG" --pkglibdir) and $("$PG_CONFIG" --sharedir)/extension"
+	(cd "$WORK/src" && make install PG_CONFIG="$PG_CONFIG" PG_CFLAGS="$TEST_CFLAGS") ||
+		abort_all "make install"
+
+	port=$(pick_port) || abort_all "finding a free port"
+	log "starting a throwaway cluster on port $port (socket in $WORK/sock)"
+	mkdir "$WORK/sock" && chown "$TEST_USER:" "$WORK/sock"
+	as_user initdb -D "$WORK/data" --auth=trust --no-sync \
+		--locale=C.UTF-8 --encoding=UTF8 >"$WORK/initdb.log" 2>&1 ||
+		{ cat "$WORK/initdb.log"; abort_all "initdb"; }
+	cat >>"$WORK/data/postgresql.conf" <<-CONF
+
+		# scripts/test.sh: private test cluster
+		port = $port
+		listen_addresses = ''
+		unix_socket_directories = '$WORK/sock'
+		fsync = off
+		full_page_writes = off
+		synchronous_commit = off
+		max_prepared_transactions = 10
+	CONF
+	CLUSTER_STARTED=yes
+	as_user pg_ctl start -D "$WORK/data" -l "$WORK/server.log" -w -t 120 >/dev/null ||
+		{ cat "$WORK/server.log"; abort_all "starting the test cluster"; }
+
+	export PGHOST="$WORK/sock" PGPORT="$port" PGUSER="$TEST_USER"
+	nregress=$(count_files 'sql/*.sql')
+	nisolation=$(count_files 'specs/*.spec')
+	ntap=$(count_files 't/*.pl')
+
+	if [ "$nregress" -gt 0 ]; then
+		run_pg_regress_suite regress "$nregress" "$WORK/src/regression.diffs" ISOLATION= TAP_TESTS=
+	else
+		log "no pg_regress tests (sql/*.sql)"
+	fi
+	if [ "$nisolation" -gt 0 ]; then
+		run_pg_regress_suite isolation "$nisolation" "$WORK/src/output_iso/regression.diffs" REGRESS= TAP_TESTS=
+	else
+		log "no isolation tests (specs/*.spec)"
+	fi
+	if [ "$ntap" -gt 0 ]; then
+		run_tap_suite "$ntap"
+	else
+		log "no TAP tests (t/*.pl)"
+	fi
+
+	finish
+}
+
+main "$@"
