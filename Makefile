@@ -4,6 +4,7 @@ MODULE_big = fastbtree
 OBJS = \
 	fastbtree.o \
 	fbtcheck.o \
+	fbtcompare.o \
 	fbtinsert.o \
 	fbtinspect.o \
 	fbtpage.o \
@@ -31,3 +32,6 @@ TAP_TESTS = 1
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# Every module includes the one internal header.
+$(OBJS): fastbtree.h

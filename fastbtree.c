@@ -14,6 +14,7 @@
 #include "commands/progress.h"
 #include "commands/vacuum.h"
 #include "fmgr.h"
+#include "utils/guc.h"
 #include "utils/index_selfuncs.h"
 #include "utils/rel.h"
 #include "utils/selfuncs.h"
@@ -27,7 +28,8 @@ static relopt_kind fbt_relopt_kind;
 void		_PG_init(void);
 
 /*
- * _PG_init() -- register fastbtree's reloptions when the library loads.
+ * _PG_init() -- register fastbtree's reloptions and GUCs when the library
+ * loads.
  */
 void
 _PG_init(void)
@@ -37,6 +39,16 @@ _PG_init(void)
 					  "Packs fastbtree index pages only to this percentage",
 					  FBT_DEFAULT_FILLFACTOR, FBT_MIN_FILLFACTOR, 100,
 					  ShareUpdateExclusiveLock);
+
+	DefineCustomBoolVariable("fastbtree.fast_compare",
+							 "Compares keys of common fixed-width types and \"C\"-collated text as machine values.",
+							 "Off: every comparison calls the operator class's support function, as btree does.",
+							 &fbt_fast_compare,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+	MarkGUCPrefixReserved("fastbtree");
 }
 
 /*

@@ -281,12 +281,30 @@ typedef struct FbtOptions
  * > the key.  scantid, when set, is the heap TID tiebreaker (keysz must then
  * be the number of key attributes).
  */
+typedef enum FbtCmpKind
+{
+	FBT_CMP_FMGR = 0,			/* call support proc 1 */
+	FBT_CMP_INT2,				/* int2 column, any integer argument */
+	FBT_CMP_INT4,				/* int4 or date column */
+	FBT_CMP_INT8,				/* int8, time, timestamp[tz] column */
+	FBT_CMP_OID,				/* oid column */
+	FBT_CMP_FLOAT4,				/* float4 column, float4/8 argument */
+	FBT_CMP_FLOAT8,				/* float8 column, float4/8 argument */
+	FBT_CMP_TEXT_C				/* text under the "C" collation */
+} FbtCmpKind;
+
 typedef struct FbtScanInsertData
 {
 	bool		nextkey;
 	ItemPointer scantid;
 	int			keysz;
 	ScanKeyData scankeys[INDEX_MAX_KEYS];
+	/* set by _fbt_prepare_compare(): how each column compares */
+	uint8		cmpkind[INDEX_MAX_KEYS];	/* FbtCmpKind */
+	int64		iarg[INDEX_MAX_KEYS];	/* integer and oid arguments */
+	double		farg[INDEX_MAX_KEYS];	/* float arguments */
+	const char *targ[INDEX_MAX_KEYS];	/* "C" text argument bytes */
+	Size		targlen[INDEX_MAX_KEYS];
 } FbtScanInsertData;
 
 typedef FbtScanInsertData *FbtScanInsert;
@@ -408,6 +426,13 @@ extern void fbtcostestimate(PlannerInfo *root, IndexPath *path,
 							double *indexCorrelation, double *indexPages);
 extern bool fbtcanreturn(Relation index, int attno);
 
+/* fbtcompare.c */
+extern bool fbt_fast_compare;
+extern void _fbt_prepare_compare(Relation rel, FbtScanInsert key);
+extern int32 _fbt_compare(Relation rel, FbtScanInsert key, Page page,
+						  OffsetNumber offnum);
+extern OffsetNumber _fbt_binsrch(Relation rel, FbtScanInsert key, Buffer buf);
+
 /* fbtinsert.c */
 extern bool fbtinsert(Relation rel, Datum *values, bool *isnull,
 					  ItemPointer ht_ctid, Relation heapRel,
@@ -449,7 +474,6 @@ extern FbtStack _fbt_search(Relation rel, FbtScanInsert key, Buffer *bufP,
 							int access);
 extern Buffer _fbt_moveright(Relation rel, FbtScanInsert key, Buffer buf,
 							 bool forupdate, FbtStack stack, int access);
-extern OffsetNumber _fbt_binsrch(Relation rel, FbtScanInsert key, Buffer buf);
 extern Buffer _fbt_get_endpoint(Relation rel, uint32 level, bool rightmost);
 extern void _fbt_freestack(FbtStack stack);
 extern IndexScanDesc fbtbeginscan(Relation rel, int nkeys, int norderbys);
@@ -468,8 +492,6 @@ extern void fbtbuildempty(Relation index);
 
 /* fbtutils.c */
 extern FbtScanInsert _fbt_mkscankey(Relation rel, IndexTuple itup);
-extern int32 _fbt_compare(Relation rel, FbtScanInsert key, Page page,
-						  OffsetNumber offnum);
 extern IndexTuple _fbt_truncate(Relation rel, IndexTuple lastleft,
 								IndexTuple firstright);
 extern IndexTuple _fbt_pivot_minus_infinity(IndexTuple itup);

@@ -167,44 +167,6 @@ _fbt_moveright(Relation rel, FbtScanInsert key, Buffer buf, bool forupdate,
 }
 
 /*
- * _fbt_binsrch() -- binary search for key on a pinned and locked page.
- *
- * On a leaf, returns the offset of the first item >= key (> key with
- * nextkey), which may be one past the last item.  On an internal page,
- * returns the offset of the last pivot < key (<= key with nextkey), whose
- * downlink leads to the child where the search continues; the first data
- * item is minus infinity, so there always is one.
- */
-OffsetNumber
-_fbt_binsrch(Relation rel, FbtScanInsert key, Buffer buf)
-{
-	Page		page = BufferGetPage(buf);
-	FbtPageOpaque opaque = FbtPageGetOpaque(page);
-	OffsetNumber low = P_FIRSTDATAKEY(opaque);
-	OffsetNumber high = PageGetMaxOffsetNumber(page);
-	int			cmpval = key->nextkey ? 0 : 1;
-
-	if (high < low)
-		return low;
-
-	high++;
-	while (high > low)
-	{
-		OffsetNumber mid = low + ((high - low) / 2);
-
-		if (_fbt_compare(rel, key, page, mid) >= cmpval)
-			low = mid + 1;
-		else
-			high = mid;
-	}
-
-	if (P_ISLEAF(opaque))
-		return low;
-	Assert(low > P_FIRSTDATAKEY(opaque));
-	return OffsetNumberPrev(low);
-}
-
-/*
  * _fbt_get_endpoint() -- the leftmost or rightmost page of a level.
  *
  * level: 0 for leaves.  Returns the page pinned and share-locked, or
@@ -618,6 +580,7 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 	}
 	inskey.scantid = NULL;
 	inskey.keysz = keysCount;
+	_fbt_prepare_compare(rel, &inskey);
 
 	(void) _fbt_search(rel, &inskey, &buf, FBT_READ);
 	if (!BufferIsValid(buf))

@@ -1,8 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * fbtutils.c
- *	  Key utilities for fastbtree: insertion scankeys and the comparison
- *	  that drives descent and binary search, suffix truncation of pivot
+ *	  Key utilities for fastbtree: insertion scankeys, suffix truncation of pivot
  *	  tuples, and preprocessing and evaluation of search keys (including
  *	  = ANY(array) keys).
  *
@@ -37,8 +36,7 @@ _fbt_mkscankey(Relation rel, IndexTuple itup)
 	FbtScanInsert key;
 	int			i;
 
-	key = palloc(offsetof(FbtScanInsertData, scankeys) +
-				 sizeof(ScanKeyData) * nkeyatts);
+	key = palloc(sizeof(FbtScanInsertData));
 	key->nextkey = false;
 	key->scantid = NULL;
 	key->keysz = nkeyatts;
@@ -59,88 +57,8 @@ _fbt_mkscankey(Relation rel, IndexTuple itup)
 									   procinfo,
 									   arg);
 	}
+	_fbt_prepare_compare(rel, key);
 	return key;
-}
-
-/*
- * Compare one scankey argument with one attribute value, in index order:
- * < 0 if the argument sorts before the value, 0 if equal, > 0 after.
- * NULLs sort last unless FBT_SK_NULLS_FIRST; DESC inverts non-null
- * comparisons.
- */
-static inline int32
-_fbt_compare_datum(ScanKey sk, Datum datum, bool isNull)
-{
-	int32		result;
-
-	if (sk->sk_flags & SK_ISNULL)
-	{
-		if (isNull)
-			return 0;
-		return (sk->sk_flags & FBT_SK_NULLS_FIRST) ? -1 : 1;
-	}
-	if (isNull)
-		return (sk->sk_flags & FBT_SK_NULLS_FIRST) ? 1 : -1;
-
-	/* support proc 1 compares (index value, argument); we want the reverse */
-	result = DatumGetInt32(FunctionCall2Coll(&sk->sk_func, sk->sk_collation,
-											 datum, sk->sk_argument));
-	if (!(sk->sk_flags & FBT_SK_DESC))
-		INVERT_COMPARE_RESULT(result);
-	return result;
-}
-
-/*
- * _fbt_compare() -- compare an insertion scankey with the tuple at offnum.
- *
- * Returns < 0, 0 or > 0 as the key is less than, equal to or greater than
- * the tuple.  page is pinned and locked by the caller.  The first data item
- * of an internal page is minus infinity: the key is always greater.
- * Attributes a pivot lost to suffix truncation are minus infinity, and so
- * is a missing heap TID when the key has a scantid.  With no scantid, a key
- * whose attributes all equal the tuple's compares equal, even if it has
- * fewer attributes than the index (a prefix search).
- */
-int32
-_fbt_compare(Relation rel, FbtScanInsert key, Page page, OffsetNumber offnum)
-{
-	TupleDesc	itupdesc = RelationGetDescr(rel);
-	FbtPageOpaque opaque = FbtPageGetOpaque(page);
-	IndexTuple	itup;
-	ItemPointer heapTid;
-	int			ntupatts;
-	int			ncmpkey;
-	int			i;
-
-	if (!P_ISLEAF(opaque) && offnum == P_FIRSTDATAKEY(opaque))
-		return 1;
-
-	itup = (IndexTuple) PageGetItem(page, PageGetItemId(page, offnum));
-	ntupatts = FbtTupleGetNAtts(itup, rel);
-	ncmpkey = Min(ntupatts, key->keysz);
-
-	for (i = 0; i < ncmpkey; i++)
-	{
-		ScanKey		sk = &key->scankeys[i];
-		Datum		datum;
-		bool		isNull;
-		int32		result;
-
-		datum = index_getattr(itup, i + 1, itupdesc, &isNull);
-		result = _fbt_compare_datum(sk, datum, isNull);
-		if (result != 0)
-			return result;
-	}
-
-	if (key->keysz > ntupatts)
-		return 1;
-	if (key->scantid == NULL)
-		return 0;
-
-	heapTid = FbtTupleGetHeapTID(itup);
-	if (heapTid == NULL)
-		return 1;
-	return ItemPointerCompare(key->scantid, heapTid);
 }
 
 /*

@@ -1,0 +1,418 @@
+/*-------------------------------------------------------------------------
+ *
+ * fbtcompare.c
+ *	  The comparison that drives descent and binary search in fastbtree,
+ *	  specialized per key column and per page kind.
+ *
+ * An insertion scankey's comparators are classified once, when the key is
+ * made (_fbt_prepare_compare): a column whose opfamily comparison is one of
+ * core's integer, oid, date/time or float comparisons, with pass-by-value
+ * operands, is compared as machine values; text under the "C" collation is
+ * compared with memcmp on the stored bytes; everything else calls support
+ * proc 1 through fmgr.  The machine comparisons reproduce core's
+ * functions exactly, including float NaN ordering (NaN equals NaN and
+ * sorts above every other value; -0 equals 0).
+ *
+ * Leaf data items always carry every attribute and their heap TID is
+ * t_tid, so _fbt_compare_leaf never decodes an attribute count; only
+ * pivots (internal items and high keys) go through _fbt_compare_pivot,
+ * which handles truncated attributes and the optional heap TID.
+ *
+ * fastbtree.fast_compare = off classifies every column as fmgr, so the
+ * benchmark can measure the gain and tests can run both ways.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/itup.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/pg_locale.h"
+#include "utils/rel.h"
+
+#include "fastbtree.h"
+
+bool		fbt_fast_compare = true;
+
+/* Classify one comparison proc; fills the machine-level argument */
+static FbtCmpKind
+_fbt_classify(Oid procoid, Form_pg_attribute att, ScanKey sk,
+			  int64 *iarg, double *farg)
+{
+	int			colwidth = 0;
+	int			argwidth = 0;
+	bool		isfloat = false;
+	bool		isoid = false;
+	Datum		arg = sk->sk_argument;
+
+	switch (procoid)
+	{
+		case F_BTINT2CMP:
+			colwidth = 2, argwidth = 2;
+			break;
+		case F_BTINT24CMP:
+			colwidth = 2, argwidth = 4;
+			break;
+		case F_BTINT28CMP:
+			colwidth = 2, argwidth = 8;
+			break;
+		case F_BTINT4CMP:
+		case F_DATE_CMP:
+			colwidth = 4, argwidth = 4;
+			break;
+		case F_BTINT42CMP:
+			colwidth = 4, argwidth = 2;
+			break;
+		case F_BTINT48CMP:
+			colwidth = 4, argwidth = 8;
+			break;
+		case F_BTINT8CMP:
+		case F_TIME_CMP:
+		case F_TIMESTAMP_CMP:
+		case F_TIMESTAMPTZ_CMP:
+			colwidth = 8, argwidth = 8;
+			break;
+		case F_BTINT82CMP:
+			colwidth = 8, argwidth = 2;
+			break;
+		case F_BTINT84CMP:
+			colwidth = 8, argwidth = 4;
+			break;
+		case F_BTOIDCMP:
+			colwidth = 4, argwidth = 4, isoid = true;
+			break;
+		case F_BTFLOAT4CMP:
+			colwidth = 4, argwidth = 4, isfloat = true;
+			break;
+		case F_BTFLOAT48CMP:
+			colwidth = 4, argwidth = 8, isfloat = true;
+			break;
+		case F_BTFLOAT8CMP:
+			colwidth = 8, argwidth = 8, isfloat = true;
+			break;
+		case F_BTFLOAT84CMP:
+			colwidth = 8, argwidth = 4, isfloat = true;
+			break;
+		case F_BTTEXTCMP:
+			if (att->attlen == -1 && OidIsValid(sk->sk_collation) &&
+				lc_collate_is_c(sk->sk_collation))
+				return FBT_CMP_TEXT_C;
+			return FBT_CMP_FMGR;
+		default:
+			return FBT_CMP_FMGR;
+	}
+
+	/* the stored value must be what the comparison expects, by value */
+	if (att->attlen != colwidth || !att->attbyval ||
+		(argwidth == 8 && !FLOAT8PASSBYVAL))
+		return FBT_CMP_FMGR;
+
+	if (isfloat)
+	{
+		*farg = argwidth == 4 ? (double) DatumGetFloat4(arg) :
+			DatumGetFloat8(arg);
+		return colwidth == 4 ? FBT_CMP_FLOAT4 : FBT_CMP_FLOAT8;
+	}
+	if (isoid)
+	{
+		*iarg = (int64) DatumGetObjectId(arg);
+		return FBT_CMP_OID;
+	}
+	*iarg = argwidth == 2 ? (int64) DatumGetInt16(arg) :
+		argwidth == 4 ? (int64) DatumGetInt32(arg) : DatumGetInt64(arg);
+	return colwidth == 2 ? FBT_CMP_INT2 :
+		colwidth == 4 ? FBT_CMP_INT4 : FBT_CMP_INT8;
+}
+
+/*
+ * _fbt_prepare_compare() -- classify the comparators of an insertion
+ * scankey whose scankeys[0 .. keysz-1] are filled in (support proc 1 in
+ * sk_func, argument, flags).  Must be called whenever the arguments
+ * change.  With fastbtree.fast_compare off, every column uses fmgr.
+ */
+void
+_fbt_prepare_compare(Relation rel, FbtScanInsert key)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			i;
+
+	for (i = 0; i < key->keysz; i++)
+	{
+		ScanKey		sk = &key->scankeys[i];
+
+		key->cmpkind[i] = FBT_CMP_FMGR;
+		if (!fbt_fast_compare || (sk->sk_flags & SK_ISNULL))
+			continue;
+		key->cmpkind[i] = _fbt_classify(sk->sk_func.fn_oid,
+										TupleDescAttr(desc, sk->sk_attno - 1),
+										sk, &key->iarg[i], &key->farg[i]);
+		if (key->cmpkind[i] == FBT_CMP_TEXT_C)
+		{
+			text	   *t = DatumGetTextPP(sk->sk_argument);
+
+			key->targ[i] = VARDATA_ANY(t);
+			key->targlen[i] = VARSIZE_ANY_EXHDR(t);
+		}
+	}
+}
+
+/* float8_cmp_internal()'s order: NaN = NaN > everything else; -0 = 0 */
+static inline int32
+_fbt_cmp_float(double a, double b)
+{
+	if (unlikely(isnan(a)))
+		return isnan(b) ? 0 : 1;
+	if (unlikely(isnan(b)))
+		return -1;
+	return (a > b) - (a < b);
+}
+
+/*
+ * Compare argument i of key with a non-null attribute value: < 0, 0, > 0
+ * as the argument sorts before, with, or after the value in index order.
+ */
+static inline int32
+_fbt_cmp_value(FbtScanInsert key, int i, Datum datum)
+{
+	ScanKey		sk = &key->scankeys[i];
+	int32		r;
+
+	switch ((FbtCmpKind) key->cmpkind[i])
+	{
+		case FBT_CMP_INT2:
+			{
+				int64		v = DatumGetInt16(datum);
+
+				r = (key->iarg[i] > v) - (key->iarg[i] < v);
+				break;
+			}
+		case FBT_CMP_INT4:
+			{
+				int64		v = DatumGetInt32(datum);
+
+				r = (key->iarg[i] > v) - (key->iarg[i] < v);
+				break;
+			}
+		case FBT_CMP_INT8:
+			{
+				int64		v = DatumGetInt64(datum);
+
+				r = (key->iarg[i] > v) - (key->iarg[i] < v);
+				break;
+			}
+		case FBT_CMP_OID:
+			{
+				int64		v = (int64) DatumGetObjectId(datum);
+
+				r = (key->iarg[i] > v) - (key->iarg[i] < v);
+				break;
+			}
+		case FBT_CMP_FLOAT4:
+			r = _fbt_cmp_float(key->farg[i], (double) DatumGetFloat4(datum));
+			break;
+		case FBT_CMP_FLOAT8:
+			r = _fbt_cmp_float(key->farg[i], DatumGetFloat8(datum));
+			break;
+		case FBT_CMP_TEXT_C:
+			{
+				struct varlena *v = (struct varlena *) DatumGetPointer(datum);
+
+				if (likely(!VARATT_IS_EXTENDED(v) || VARATT_IS_SHORT(v)))
+				{
+					Size		vlen = VARSIZE_ANY_EXHDR(v);
+					Size		alen = key->targlen[i];
+
+					r = memcmp(key->targ[i], VARDATA_ANY(v), Min(alen, vlen));
+					if (r == 0)
+						r = (alen > vlen) - (alen < vlen);
+					else
+						r = r > 0 ? 1 : -1;
+					break;
+				}
+			}
+			/* a compressed value: let the function detoast it */
+			/* FALLTHROUGH */
+		default:
+			r = DatumGetInt32(FunctionCall2Coll(&sk->sk_func,
+												sk->sk_collation,
+												datum, sk->sk_argument));
+			INVERT_COMPARE_RESULT(r);
+			break;
+	}
+	if (sk->sk_flags & FBT_SK_DESC)
+		INVERT_COMPARE_RESULT(r);
+	return r;
+}
+
+/* The same with NULL handling: NULLs last unless FBT_SK_NULLS_FIRST */
+static inline int32
+_fbt_cmp_attr(FbtScanInsert key, int i, Datum datum, bool isnull)
+{
+	ScanKey		sk = &key->scankeys[i];
+
+	if (sk->sk_flags & SK_ISNULL)
+	{
+		if (isnull)
+			return 0;
+		return (sk->sk_flags & FBT_SK_NULLS_FIRST) ? -1 : 1;
+	}
+	if (isnull)
+		return (sk->sk_flags & FBT_SK_NULLS_FIRST) ? 1 : -1;
+	return _fbt_cmp_value(key, i, datum);
+}
+
+/*
+ * Compare the key with a leaf data item: every attribute is present and
+ * the heap TID is t_tid.  The first attribute is read at the data offset
+ * without index_getattr() when the tuple has no NULLs.
+ */
+static inline int32
+_fbt_compare_leaf(Relation rel, FbtScanInsert key, IndexTuple itup)
+{
+	TupleDesc	itupdesc = RelationGetDescr(rel);
+	int			i;
+
+	for (i = 0; i < key->keysz; i++)
+	{
+		Datum		datum;
+		bool		isNull;
+		int32		result;
+
+		if (i == 0 && !IndexTupleHasNulls(itup))
+		{
+			datum = fetchatt(TupleDescAttr(itupdesc, 0),
+							 (char *) itup + MAXALIGN(sizeof(IndexTupleData)));
+			isNull = false;
+		}
+		else
+			datum = index_getattr(itup, i + 1, itupdesc, &isNull);
+		result = _fbt_cmp_attr(key, i, datum, isNull);
+		if (result != 0)
+			return result;
+	}
+	if (key->scantid == NULL)
+		return 0;
+	return ItemPointerCompare(key->scantid, &itup->t_tid);
+}
+
+/*
+ * Compare the key with a pivot tuple (an internal item or a high key):
+ * attributes beyond the pivot's count, and a missing heap TID, are minus
+ * infinity.
+ */
+static inline int32
+_fbt_compare_pivot(Relation rel, FbtScanInsert key, IndexTuple itup)
+{
+	TupleDesc	itupdesc = RelationGetDescr(rel);
+	int			ntupatts = ItemPointerGetOffsetNumberNoCheck(&itup->t_tid) &
+		FBT_OFFSET_MASK;
+	int			ncmpkey = Min(ntupatts, key->keysz);
+	ItemPointer heapTid;
+	int			i;
+
+	for (i = 0; i < ncmpkey; i++)
+	{
+		Datum		datum;
+		bool		isNull;
+		int32		result;
+
+		datum = index_getattr(itup, i + 1, itupdesc, &isNull);
+		result = _fbt_cmp_attr(key, i, datum, isNull);
+		if (result != 0)
+			return result;
+	}
+	if (key->keysz > ntupatts)
+		return 1;
+	if (key->scantid == NULL)
+		return 0;
+	heapTid = FbtTupleGetHeapTID(itup);
+	if (heapTid == NULL)
+		return 1;
+	return ItemPointerCompare(key->scantid, heapTid);
+}
+
+/*
+ * _fbt_compare() -- compare an insertion scankey with the tuple at offnum.
+ *
+ * Returns < 0, 0 or > 0 as the key is less than, equal to or greater than
+ * the tuple.  page is pinned and locked by the caller.  The first data item
+ * of an internal page is minus infinity: the key is always greater.  With
+ * no scantid, a key whose attributes all equal the tuple's compares equal,
+ * even if it has fewer attributes than the index (a prefix search).
+ */
+int32
+_fbt_compare(Relation rel, FbtScanInsert key, Page page, OffsetNumber offnum)
+{
+	FbtPageOpaque opaque = FbtPageGetOpaque(page);
+	IndexTuple	itup = (IndexTuple) PageGetItem(page,
+												PageGetItemId(page, offnum));
+
+	if (P_ISLEAF(opaque))
+	{
+		if (offnum >= P_FIRSTDATAKEY(opaque))
+			return _fbt_compare_leaf(rel, key, itup);
+	}
+	else if (offnum == P_FIRSTDATAKEY(opaque))
+		return 1;
+	return _fbt_compare_pivot(rel, key, itup);
+}
+
+/*
+ * _fbt_binsrch() -- binary search for key on a pinned and locked page.
+ *
+ * On a leaf, returns the offset of the first item >= key (> key with
+ * nextkey), which may be one past the last item.  On an internal page,
+ * returns the offset of the last pivot < key (<= key with nextkey), whose
+ * downlink leads to the child where the search continues; the first data
+ * item is minus infinity, so there always is one.  The page kind is
+ * decided once, so each probe runs the leaf or the pivot comparison
+ * directly.
+ */
+OffsetNumber
+_fbt_binsrch(Relation rel, FbtScanInsert key, Buffer buf)
+{
+	Page		page = BufferGetPage(buf);
+	FbtPageOpaque opaque = FbtPageGetOpaque(page);
+	OffsetNumber low = P_FIRSTDATAKEY(opaque);
+	OffsetNumber high = PageGetMaxOffsetNumber(page);
+	int			cmpval = key->nextkey ? 0 : 1;
+
+	if (high < low)
+		return low;
+
+	if (P_ISLEAF(opaque))
+	{
+		high++;
+		while (high > low)
+		{
+			OffsetNumber mid = low + ((high - low) / 2);
+			IndexTuple	itup = (IndexTuple)
+				PageGetItem(page, PageGetItemId(page, mid));
+
+			if (_fbt_compare_leaf(rel, key, itup) >= cmpval)
+				low = mid + 1;
+			else
+				high = mid;
+		}
+		return low;
+	}
+
+	/* the first item is minus infinity: every key is greater */
+	low++;
+	high++;
+	while (high > low)
+	{
+		OffsetNumber mid = low + ((high - low) / 2);
+		IndexTuple	itup = (IndexTuple)
+			PageGetItem(page, PageGetItemId(page, mid));
+
+		if (_fbt_compare_pivot(rel, key, itup) >= cmpval)
+			low = mid + 1;
+		else
+			high = mid;
+	}
+	return OffsetNumberPrev(low);
+}
