@@ -382,6 +382,7 @@ typedef struct FbtArrayKeyInfo
 typedef struct FbtScanOpaqueData
 {
 	/* preprocessed search keys (fbtutils.c: _fbt_preprocess_keys) */
+	bool		keysPrepared;	/* keyData etc. are filled in */
 	bool		qual_ok;		/* false if the quals can never match */
 	int			numberOfKeys;
 	ScanKey		keyData;
@@ -392,6 +393,10 @@ typedef struct FbtScanOpaqueData
 	 * positioning
 	 */
 	FmgrInfo   *keyOrderProc;
+	/* per key: machine comparison for _fbt_checkkeys (fbtcompare.c) */
+	uint8	   *keyCmpKind;		/* FbtCmpKind */
+	int64	   *keyIarg;
+	double	   *keyFarg;
 
 	/* = ANY(array) keys */
 	int			numArrayKeys;	/* -1 means an array key has no elements */
@@ -429,6 +434,11 @@ extern bool fbtcanreturn(Relation index, int attno);
 /* fbtcompare.c */
 extern bool fbt_fast_compare;
 extern void _fbt_prepare_compare(Relation rel, FbtScanInsert key);
+extern void _fbt_prepare_compare_col(Relation rel, FbtScanInsert key, int i);
+extern FbtCmpKind _fbt_classify_key(Relation rel, ScanKey sk, Oid procoid,
+									int64 *iarg, double *farg);
+extern bool _fbt_machine_test(FbtCmpKind kind, StrategyNumber strat,
+							  int64 iarg, double farg, Datum datum);
 extern int32 _fbt_compare(Relation rel, FbtScanInsert key, Page page,
 						  OffsetNumber offnum);
 extern OffsetNumber _fbt_binsrch(Relation rel, FbtScanInsert key, Buffer buf);

@@ -37,6 +37,20 @@
 
 bool		fbt_fast_compare = true;
 
+/* float8_cmp_internal()'s order: NaN = NaN > everything else; -0 = 0 */
+static inline int32
+_fbt_cmp_float(double a, double b)
+{
+	if (unlikely(isnan(a)))
+		return isnan(b) ? 0 : 1;
+	if (unlikely(isnan(b)))
+		return -1;
+	return (a > b) - (a < b);
+}
+
+static inline int32 _fbt_cmp_first_machine(FbtScanInsert key, IndexTuple itup);
+static inline bool _fbt_machine_kind(uint8 kind);
+
 /* Classify one comparison proc; fills the machine-level argument */
 static FbtCmpKind
 _fbt_classify(Oid procoid, Form_pg_attribute att, ScanKey sk,
@@ -128,6 +142,75 @@ _fbt_classify(Oid procoid, Form_pg_attribute att, ScanKey sk,
 }
 
 /*
+ * _fbt_classify_key() -- the FbtCmpKind of a search key whose argument is
+ * compared by support proc procoid; fills the machine-level argument.
+ * Text kinds are not used for search keys (FBT_CMP_FMGR is returned).
+ * With fastbtree.fast_compare off, always FBT_CMP_FMGR.
+ */
+FbtCmpKind
+_fbt_classify_key(Relation rel, ScanKey sk, Oid procoid, int64 *iarg,
+				  double *farg)
+{
+	FbtCmpKind	kind;
+
+	if (!fbt_fast_compare || (sk->sk_flags & SK_ISNULL))
+		return FBT_CMP_FMGR;
+	kind = _fbt_classify(procoid,
+						 TupleDescAttr(RelationGetDescr(rel), sk->sk_attno - 1),
+						 sk, iarg, farg);
+	return kind == FBT_CMP_TEXT_C ? FBT_CMP_FMGR : kind;
+}
+
+/*
+ * _fbt_machine_test() -- evaluate "value op argument" for a search key of
+ * machine kind (not FBT_CMP_FMGR) on a non-null value, where op has btree
+ * strategy strat: the operator of an opfamily agrees with its support
+ * proc 1, so the machine comparison decides it without fmgr.
+ */
+bool
+_fbt_machine_test(FbtCmpKind kind, StrategyNumber strat, int64 iarg,
+				  double farg, Datum datum)
+{
+	int32		r;				/* argument vs value */
+
+	switch (kind)
+	{
+		case FBT_CMP_INT2:
+			r = (iarg > DatumGetInt16(datum)) - (iarg < DatumGetInt16(datum));
+			break;
+		case FBT_CMP_INT4:
+			r = (iarg > DatumGetInt32(datum)) - (iarg < DatumGetInt32(datum));
+			break;
+		case FBT_CMP_INT8:
+			r = (iarg > DatumGetInt64(datum)) - (iarg < DatumGetInt64(datum));
+			break;
+		case FBT_CMP_OID:
+			r = (iarg > (int64) DatumGetObjectId(datum)) -
+				(iarg < (int64) DatumGetObjectId(datum));
+			break;
+		case FBT_CMP_FLOAT4:
+			r = _fbt_cmp_float(farg, (double) DatumGetFloat4(datum));
+			break;
+		default:
+			r = _fbt_cmp_float(farg, DatumGetFloat8(datum));
+			break;
+	}
+	switch (strat)
+	{
+		case BTLessStrategyNumber:
+			return r > 0;
+		case BTLessEqualStrategyNumber:
+			return r >= 0;
+		case BTEqualStrategyNumber:
+			return r == 0;
+		case BTGreaterEqualStrategyNumber:
+			return r <= 0;
+		default:
+			return r < 0;
+	}
+}
+
+/*
  * _fbt_prepare_compare() -- classify the comparators of an insertion
  * scankey whose scankeys[0 .. keysz-1] are filled in (support proc 1 in
  * sk_func, argument, flags).  Must be called whenever the arguments
@@ -136,38 +219,35 @@ _fbt_classify(Oid procoid, Form_pg_attribute att, ScanKey sk,
 void
 _fbt_prepare_compare(Relation rel, FbtScanInsert key)
 {
-	TupleDesc	desc = RelationGetDescr(rel);
 	int			i;
 
 	for (i = 0; i < key->keysz; i++)
-	{
-		ScanKey		sk = &key->scankeys[i];
-
-		key->cmpkind[i] = FBT_CMP_FMGR;
-		if (!fbt_fast_compare || (sk->sk_flags & SK_ISNULL))
-			continue;
-		key->cmpkind[i] = _fbt_classify(sk->sk_func.fn_oid,
-										TupleDescAttr(desc, sk->sk_attno - 1),
-										sk, &key->iarg[i], &key->farg[i]);
-		if (key->cmpkind[i] == FBT_CMP_TEXT_C)
-		{
-			text	   *t = DatumGetTextPP(sk->sk_argument);
-
-			key->targ[i] = VARDATA_ANY(t);
-			key->targlen[i] = VARSIZE_ANY_EXHDR(t);
-		}
-	}
+		_fbt_prepare_compare_col(rel, key, i);
 }
 
-/* float8_cmp_internal()'s order: NaN = NaN > everything else; -0 = 0 */
-static inline int32
-_fbt_cmp_float(double a, double b)
+/*
+ * _fbt_prepare_compare_col() -- classify column i of an insertion scankey
+ * (see _fbt_prepare_compare).
+ */
+void
+_fbt_prepare_compare_col(Relation rel, FbtScanInsert key, int i)
 {
-	if (unlikely(isnan(a)))
-		return isnan(b) ? 0 : 1;
-	if (unlikely(isnan(b)))
-		return -1;
-	return (a > b) - (a < b);
+	ScanKey		sk = &key->scankeys[i];
+
+	key->cmpkind[i] = FBT_CMP_FMGR;
+	if (!fbt_fast_compare || (sk->sk_flags & SK_ISNULL))
+		return;
+	key->cmpkind[i] = _fbt_classify(sk->sk_func.fn_oid,
+									TupleDescAttr(RelationGetDescr(rel),
+												  sk->sk_attno - 1),
+									sk, &key->iarg[i], &key->farg[i]);
+	if (key->cmpkind[i] == FBT_CMP_TEXT_C)
+	{
+		text	   *t = DatumGetTextPP(sk->sk_argument);
+
+		key->targ[i] = VARDATA_ANY(t);
+		key->targlen[i] = VARSIZE_ANY_EXHDR(t);
+	}
 }
 
 /*
@@ -350,15 +430,121 @@ _fbt_compare(Relation rel, FbtScanInsert key, Page page, OffsetNumber offnum)
 	IndexTuple	itup = (IndexTuple) PageGetItem(page,
 												PageGetItemId(page, offnum));
 
-	if (P_ISLEAF(opaque))
-	{
-		if (offnum >= P_FIRSTDATAKEY(opaque))
-			return _fbt_compare_leaf(rel, key, itup);
-	}
-	else if (offnum == P_FIRSTDATAKEY(opaque))
+	bool		isleaf = P_ISLEAF(opaque) && offnum >= P_FIRSTDATAKEY(opaque);
+
+	if (!P_ISLEAF(opaque) && offnum == P_FIRSTDATAKEY(opaque))
 		return 1;
-	return _fbt_compare_pivot(rel, key, itup);
+	if (key->keysz > 0 && _fbt_machine_kind(key->cmpkind[0]) &&
+		!IndexTupleHasNulls(itup) &&
+		(isleaf ||
+		 (ItemPointerGetOffsetNumberNoCheck(&itup->t_tid) &
+		  FBT_OFFSET_MASK) >= 1))
+	{
+		int32		r = _fbt_cmp_first_machine(key, itup);
+
+		if (r != 0)
+			return r;
+	}
+	return isleaf ? _fbt_compare_leaf(rel, key, itup) :
+		_fbt_compare_pivot(rel, key, itup);
 }
+
+/*
+ * Machine comparison of the first key column, for a tuple without NULLs
+ * whose first attribute is present: the value sits at the start of the
+ * data area, so it is read there directly (no index_getattr(), no fmgr).
+ * Only for keys whose first column has a machine FbtCmpKind.
+ */
+static inline int32
+_fbt_cmp_first_machine(FbtScanInsert key, IndexTuple itup)
+{
+	const char *p = (const char *) itup + MAXALIGN(sizeof(IndexTupleData));
+	int64		arg = key->iarg[0];
+	int32		r;
+
+	switch ((FbtCmpKind) key->cmpkind[0])
+	{
+		case FBT_CMP_INT2:
+			{
+				int64		v = *(const int16 *) p;
+
+				r = (arg > v) - (arg < v);
+				break;
+			}
+		case FBT_CMP_INT4:
+			{
+				int64		v = *(const int32 *) p;
+
+				r = (arg > v) - (arg < v);
+				break;
+			}
+		case FBT_CMP_INT8:
+			{
+				int64		v = *(const int64 *) p;
+
+				r = (arg > v) - (arg < v);
+				break;
+			}
+		case FBT_CMP_OID:
+			{
+				int64		v = *(const Oid *) p;
+
+				r = (arg > v) - (arg < v);
+				break;
+			}
+		case FBT_CMP_FLOAT4:
+			r = _fbt_cmp_float(key->farg[0], (double) *(const float4 *) p);
+			break;
+		default:
+			r = _fbt_cmp_float(key->farg[0], *(const float8 *) p);
+			break;
+	}
+	return (key->scankeys[0].sk_flags & FBT_SK_DESC) ? -r : r;
+}
+
+static inline bool
+_fbt_machine_kind(uint8 kind)
+{
+	return kind >= FBT_CMP_INT2 && kind <= FBT_CMP_FLOAT8;
+}
+
+/*
+ * Binary search loops specialized for an integer-like first column (the
+ * common case of OLTP keys), with the value width and the direction
+ * hoisted out of the loop.  "itemkey" decides a probe on the first column;
+ * a tie falls back to "tiecmp", the general comparison of the whole key.
+ * For pivots, only items that kept the first attribute are decided fast.
+ */
+#define FBT_INT_BINSRCH(ctype, pivot) \
+	do { \
+		int64		arg = key->iarg[0]; \
+		int32		sign = (key->scankeys[0].sk_flags & FBT_SK_DESC) ? -1 : 1; \
+		while (high > low) \
+		{ \
+			OffsetNumber mid = low + ((high - low) >> 1); \
+			IndexTuple	itup = (IndexTuple) \
+				PageGetItem(page, PageGetItemId(page, mid)); \
+			int32		r; \
+			if (likely(!IndexTupleHasNulls(itup)) && \
+				(!(pivot) || \
+				 (ItemPointerGetOffsetNumberNoCheck(&itup->t_tid) & \
+				  FBT_OFFSET_MASK) >= 1)) \
+			{ \
+				int64		v = *(const ctype *) \
+					((const char *) itup + MAXALIGN(sizeof(IndexTupleData))); \
+				r = ((arg > v) - (arg < v)) * sign; \
+			} \
+			else \
+				r = 0; \
+			if (r == 0) \
+				r = (pivot) ? _fbt_compare_pivot(rel, key, itup) : \
+					_fbt_compare_leaf(rel, key, itup); \
+			if (r >= cmpval) \
+				low = mid + 1; \
+			else \
+				high = mid; \
+		} \
+	} while (0)
 
 /*
  * _fbt_binsrch() -- binary search for key on a pinned and locked page.
@@ -369,7 +555,9 @@ _fbt_compare(Relation rel, FbtScanInsert key, Page page, OffsetNumber offnum)
  * downlink leads to the child where the search continues; the first data
  * item is minus infinity, so there always is one.  The page kind is
  * decided once, so each probe runs the leaf or the pivot comparison
- * directly.
+ * directly; when the first key column compares as machine values, each
+ * probe decides on that column alone unless it ties (then the general
+ * comparison settles the remaining columns and the heap TID).
  */
 OffsetNumber
 _fbt_binsrch(Relation rel, FbtScanInsert key, Buffer buf)
@@ -379,40 +567,55 @@ _fbt_binsrch(Relation rel, FbtScanInsert key, Buffer buf)
 	OffsetNumber low = P_FIRSTDATAKEY(opaque);
 	OffsetNumber high = PageGetMaxOffsetNumber(page);
 	int			cmpval = key->nextkey ? 0 : 1;
+	FbtCmpKind	kind = key->keysz > 0 ? (FbtCmpKind) key->cmpkind[0] :
+		FBT_CMP_FMGR;
+	bool		isleaf = P_ISLEAF(opaque);
 
 	if (high < low)
 		return low;
 
-	if (P_ISLEAF(opaque))
-	{
-		high++;
-		while (high > low)
-		{
-			OffsetNumber mid = low + ((high - low) / 2);
-			IndexTuple	itup = (IndexTuple)
-				PageGetItem(page, PageGetItemId(page, mid));
-
-			if (_fbt_compare_leaf(rel, key, itup) >= cmpval)
-				low = mid + 1;
-			else
-				high = mid;
-		}
-		return low;
-	}
-
-	/* the first item is minus infinity: every key is greater */
-	low++;
+	/* an internal page's first item is minus infinity: every key is > */
+	if (!isleaf)
+		low++;
 	high++;
-	while (high > low)
-	{
-		OffsetNumber mid = low + ((high - low) / 2);
-		IndexTuple	itup = (IndexTuple)
-			PageGetItem(page, PageGetItemId(page, mid));
 
-		if (_fbt_compare_pivot(rel, key, itup) >= cmpval)
-			low = mid + 1;
-		else
-			high = mid;
+	switch (kind)
+	{
+		case FBT_CMP_INT4:
+			if (isleaf)
+				FBT_INT_BINSRCH(int32, false);
+			else
+				FBT_INT_BINSRCH(int32, true);
+			break;
+		case FBT_CMP_INT8:
+			if (isleaf)
+				FBT_INT_BINSRCH(int64, false);
+			else
+				FBT_INT_BINSRCH(int64, true);
+			break;
+		default:
+			while (high > low)
+			{
+				OffsetNumber mid = low + ((high - low) / 2);
+				IndexTuple	itup = (IndexTuple)
+					PageGetItem(page, PageGetItemId(page, mid));
+				int32		r = 0;
+
+				if (_fbt_machine_kind(kind) && !IndexTupleHasNulls(itup) &&
+					(isleaf ||
+					 (ItemPointerGetOffsetNumberNoCheck(&itup->t_tid) &
+					  FBT_OFFSET_MASK) >= 1))
+					r = _fbt_cmp_first_machine(key, itup);
+				if (r == 0)
+					r = isleaf ? _fbt_compare_leaf(rel, key, itup) :
+						_fbt_compare_pivot(rel, key, itup);
+				if (r >= cmpval)
+					low = mid + 1;
+				else
+					high = mid;
+			}
+			break;
 	}
-	return OffsetNumberPrev(low);
+
+	return isleaf ? low : OffsetNumberPrev(low);
 }

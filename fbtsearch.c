@@ -263,11 +263,15 @@ fbtbeginscan(Relation rel, int nkeys, int norderbys)
 
 	/* not palloc0: the position arrays are large and filled before use */
 	so = (FbtScanOpaque) palloc(sizeof(FbtScanOpaqueData));
+	so->keysPrepared = false;
 	so->qual_ok = true;
 	so->numberOfKeys = 0;
 	so->keyData = palloc(sizeof(ScanKeyData) * Max(nkeys, 1));
 	so->keyStrategy = palloc(sizeof(StrategyNumber) * Max(nkeys, 1));
 	so->keyOrderProc = palloc0(sizeof(FmgrInfo) * Max(nkeys, 1));
+	so->keyCmpKind = palloc0(sizeof(uint8) * Max(nkeys, 1));
+	so->keyIarg = palloc(sizeof(int64) * Max(nkeys, 1));
+	so->keyFarg = palloc(sizeof(double) * Max(nkeys, 1));
 	so->arrayKeys = palloc(sizeof(FbtArrayKeyInfo) * Max(nkeys, 1));
 	so->numArrayKeys = 0;
 	so->arrayContext = NULL;
@@ -327,6 +331,9 @@ fbtendscan(IndexScanDesc scan)
 	pfree(so->keyData);
 	pfree(so->keyStrategy);
 	pfree(so->keyOrderProc);
+	pfree(so->keyCmpKind);
+	pfree(so->keyIarg);
+	pfree(so->keyFarg);
 	pfree(so->arrayKeys);
 	if (so->currTuples != NULL)
 		pfree(so->currTuples);
@@ -526,6 +533,15 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 										   key->sk_collation,
 										   &so->keyOrderProc[chosen],
 										   key->sk_argument);
+			/* a machine comparison was classified with the search key */
+			if (so->keyCmpKind[chosen] != FBT_CMP_FMGR)
+			{
+				inskey.cmpkind[keysCount] = so->keyCmpKind[chosen];
+				inskey.iarg[keysCount] = so->keyIarg[chosen];
+				inskey.farg[keysCount] = so->keyFarg[chosen];
+			}
+			else
+				_fbt_prepare_compare_col(rel, &inskey, keysCount);
 			keysCount++;
 			strat_total = so->keyStrategy[chosen];
 		}
@@ -580,7 +596,6 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 	}
 	inskey.scantid = NULL;
 	inskey.keysz = keysCount;
-	_fbt_prepare_compare(rel, &inskey);
 
 	(void) _fbt_search(rel, &inskey, &buf, FBT_READ);
 	if (!BufferIsValid(buf))

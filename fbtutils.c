@@ -190,6 +190,24 @@ _fbt_pivot_minus_infinity(IndexTuple itup)
  * ----------------------------------------------------------------
  */
 
+/*
+ * Set key i's machine comparison for _fbt_checkkeys(), from its positioning
+ * comparator; IS [NOT] NULL and NULL arguments stay with fmgr.
+ */
+static void
+_fbt_classify_scankey(IndexScanDesc scan, int i)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	ScanKey		key = &so->keyData[i];
+
+	so->keyCmpKind[i] = FBT_CMP_FMGR;
+	if (key->sk_flags & (SK_ISNULL | SK_SEARCHNULL | SK_SEARCHNOTNULL))
+		return;
+	so->keyCmpKind[i] = _fbt_classify_key(scan->indexRelation, key,
+										  so->keyOrderProc[i].fn_oid,
+										  &so->keyIarg[i], &so->keyFarg[i]);
+}
+
 static int
 _fbt_compare_elems(const void *a, const void *b, void *arg)
 {
@@ -298,6 +316,43 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 	MemoryContext oldcxt;
 	int			i;
 
+	/*
+	 * Rescans of a nested loop change only the arguments: when every key
+	 * has the shape it had last time (and none is an array), keep the
+	 * resolved comparators, strategies and required flags.
+	 */
+	if (so->keysPrepared && so->numberOfKeys == nkeys &&
+		so->numArrayKeys == 0)
+	{
+		const int	ourbits = FBT_SK_REQFWD | FBT_SK_REQBKWD |
+			FBT_SK_DESC | FBT_SK_NULLS_FIRST;
+
+		for (i = 0; i < nkeys; i++)
+		{
+			ScanKey		old = &so->keyData[i];
+			ScanKey		new = &scan->keyData[i];
+
+			if ((old->sk_flags & ~ourbits) != new->sk_flags ||
+				(new->sk_flags & SK_SEARCHARRAY) ||
+				old->sk_attno != new->sk_attno ||
+				old->sk_strategy != new->sk_strategy ||
+				old->sk_subtype != new->sk_subtype ||
+				old->sk_collation != new->sk_collation ||
+				old->sk_func.fn_oid != new->sk_func.fn_oid)
+				break;
+		}
+		if (i == nkeys)
+		{
+			for (i = 0; i < nkeys; i++)
+			{
+				so->keyData[i].sk_argument = scan->keyData[i].sk_argument;
+				_fbt_classify_scankey(scan, i);
+			}
+			return;
+		}
+	}
+	so->keysPrepared = true;
+
 	/* array elements live in a context of their own, made on first use */
 	for (i = 0; i < nkeys; i++)
 		if (scan->keyData[i].sk_flags & SK_SEARCHARRAY)
@@ -402,6 +457,7 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 				strat = FbtCommuteStrategyNumber(strat);
 		}
 		so->keyStrategy[i] = strat;
+		_fbt_classify_scankey(scan, i);
 	}
 
 	/*
@@ -460,10 +516,13 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 }
 
 static void
-_fbt_set_array_elem(FbtScanOpaque so, FbtArrayKeyInfo *ak, int elem)
+_fbt_set_array_elem(IndexScanDesc scan, FbtArrayKeyInfo *ak, int elem)
 {
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+
 	ak->cur_elem = elem;
 	so->keyData[ak->scan_key].sk_argument = ak->elem_values[elem];
+	_fbt_classify_scankey(scan, ak->scan_key);
 }
 
 /*
@@ -482,7 +541,7 @@ _fbt_start_array_keys(IndexScanDesc scan, ScanDirection dir)
 	{
 		FbtArrayKeyInfo *ak = &so->arrayKeys[i];
 
-		_fbt_set_array_elem(so, ak, ScanDirectionIsBackward(dir) ?
+		_fbt_set_array_elem(scan, ak, ScanDirectionIsBackward(dir) ?
 							ak->num_elems - 1 : 0);
 	}
 	return true;
@@ -507,10 +566,10 @@ _fbt_advance_array_keys(IndexScanDesc scan, ScanDirection dir)
 
 		if (next >= 0 && next < ak->num_elems)
 		{
-			_fbt_set_array_elem(so, ak, next);
+			_fbt_set_array_elem(scan, ak, next);
 			return true;
 		}
-		_fbt_set_array_elem(so, ak, ScanDirectionIsBackward(dir) ?
+		_fbt_set_array_elem(scan, ak, ScanDirectionIsBackward(dir) ?
 							ak->num_elems - 1 : 0);
 	}
 	return false;
@@ -537,7 +596,7 @@ _fbt_restore_array_keys(IndexScanDesc scan)
 	int			i;
 
 	for (i = 0; i < so->numArrayKeys; i++)
-		_fbt_set_array_elem(so, &so->arrayKeys[i], so->arrayKeys[i].mark_elem);
+		_fbt_set_array_elem(scan, &so->arrayKeys[i], so->arrayKeys[i].mark_elem);
 }
 
 /*
@@ -591,7 +650,11 @@ _fbt_checkkeys(IndexScanDesc scan, IndexTuple tuple, ScanDirection dir,
 			return false;
 		}
 
-		if (!DatumGetBool(FunctionCall2Coll(&key->sk_func, key->sk_collation,
+		if (so->keyCmpKind[i] != FBT_CMP_FMGR ?
+			!_fbt_machine_test((FbtCmpKind) so->keyCmpKind[i],
+							   key->sk_strategy, so->keyIarg[i],
+							   so->keyFarg[i], datum) :
+			!DatumGetBool(FunctionCall2Coll(&key->sk_func, key->sk_collation,
 											datum, key->sk_argument)))
 		{
 			if (key->sk_flags & reqflag)
