@@ -238,15 +238,17 @@ FbtTupleGetHeapTID(IndexTuple itup)
 }
 
 /*
- * Largest leaf tuple we accept, in bytes: a third of a page, less room for
- * the heap TID a pivot made from it may need.  Three items per page
- * guarantee that a split always has room for a high key and two items.
+ * Largest leaf tuple we accept, in bytes.  A leaf must hold a high key (a
+ * pivot: at most a leaf tuple plus a heap TID) and two data items, so that
+ * a split always succeeds; that bound gives btree's own limit, 2704 bytes
+ * with 8kB pages.  Internal pages hold pivots of at most the same size plus
+ * the 8-byte minus-infinity item, which fits too.
  */
 #define FBT_MAX_ITEM_SIZE \
-	(MAXALIGN_DOWN((BLCKSZ - \
-					MAXALIGN(SizeOfPageHeaderData + 3 * sizeof(ItemIdData)) - \
-					MAXALIGN(sizeof(FbtPageOpaqueData))) / 3) - \
-	 MAXALIGN(sizeof(ItemPointerData)))
+	MAXALIGN_DOWN((BLCKSZ - SizeOfPageHeaderData - \
+				   MAXALIGN(sizeof(FbtPageOpaqueData)) - \
+				   3 * sizeof(ItemIdData) - \
+				   MAXALIGN(sizeof(ItemPointerData))) / 3)
 
 /* ----------------------------------------------------------------
  * Relation options
@@ -341,15 +343,19 @@ typedef struct FbtScanPosItem
 } FbtScanPosItem;
 
 /*
- * FbtScanPosData: the leaf page a scan is positioned on.  buf stays pinned
- * (never locked) while the executor visits the heap for the items, so that
- * VACUUM, which takes a cleanup lock on every leaf, cannot remove and
- * recycle a heap TID we are about to return.
+ * FbtScanPosData: the leaf page a scan is positioned on.  For index-only
+ * scans and non-MVCC snapshots, buf stays pinned (never locked) while the
+ * executor visits the heap for the items, so that VACUUM, which takes a
+ * cleanup lock on every leaf, cannot remove and recycle a heap TID we are
+ * about to return.  Plain MVCC scans drop the pin, as nbtree does: a TID
+ * recycled meanwhile holds a tuple our snapshot cannot see; lsn then
+ * tells _fbt_killitems() whether the page changed.
  */
 typedef struct FbtScanPosData
 {
 	Buffer		buf;			/* pinned leaf page, or InvalidBuffer */
 	BlockNumber currPage;		/* block of the page the items came from */
+	XLogRecPtr	lsn;			/* its LSN when we read it */
 	BlockNumber nextPage;		/* its right-link when we read it */
 	BlockNumber prevPage;		/* its left-link when we read it */
 	bool		moreLeft;		/* more matches may be to the left */
@@ -402,6 +408,10 @@ typedef struct FbtScanOpaqueData
 	int			numArrayKeys;	/* -1 means an array key has no elements */
 	FbtArrayKeyInfo *arrayKeys;
 	MemoryContext arrayContext;
+
+	/* kill_prior_tuple: items of currPos the executor found dead */
+	int		   *killedItems;	/* indexes into currPos.items[] */
+	int			numKilled;
 
 	/* index-only scans: tuples of the current page */
 	char	   *currTuples;

@@ -21,6 +21,7 @@
 #include "storage/predicate.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "fastbtree.h"
 
@@ -246,6 +247,118 @@ _fbt_invalidate_pos(FbtScanPos pos)
 }
 
 /*
+ * After reading a page: release the content lock, and the pin too when it
+ * is safe (see FbtScanPosData).
+ */
+static void
+_fbt_drop_lock_and_maybe_pin(IndexScanDesc scan, FbtScanPos pos)
+{
+	LockBuffer(pos->buf, BUFFER_LOCK_UNLOCK);
+	if (IsMVCCSnapshot(scan->xs_snapshot) &&
+		RelationNeedsWAL(scan->indexRelation) && !scan->xs_want_itup)
+	{
+		ReleaseBuffer(pos->buf);
+		pos->buf = InvalidBuffer;
+	}
+}
+
+/*
+ * _fbt_killitems() -- mark the items of currPos that the executor reported
+ * dead (kill_prior_tuple) as LP_DEAD, so later scans skip them.
+ *
+ * A hint: done under a share lock and logged only as a hint (nbtree README,
+ * "Marking dead items").  If we kept the pin, items may only have moved
+ * right within the page (inserts) or off it (splits), so each is looked
+ * for from its old offset; if we dropped the pin, the page must not have
+ * changed at all since we read it (same LSN), else nothing is marked.
+ */
+static void
+_fbt_killitems(IndexScanDesc scan)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	FbtScanPos	pos = &so->currPos;
+	Relation	rel = scan->indexRelation;
+	bool		droppedpin = !BufferIsValid(pos->buf);
+	Buffer		buf;
+	Page		page;
+	OffsetNumber maxoff;
+	bool		killed = false;
+	int			i;
+
+	if (so->numKilled == 0 || !FbtScanPosIsValid(*pos))
+	{
+		so->numKilled = 0;
+		return;
+	}
+
+	if (droppedpin)
+	{
+		buf = _fbt_getbuf(rel, pos->currPage, FBT_READ);
+		if (BufferGetLSNAtomic(buf) != pos->lsn)
+		{
+			_fbt_relbuf(rel, buf);
+			so->numKilled = 0;
+			return;
+		}
+	}
+	else
+	{
+		buf = pos->buf;
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+	}
+
+	page = BufferGetPage(buf);
+	maxoff = PageGetMaxOffsetNumber(page);
+	for (i = 0; i < so->numKilled; i++)
+	{
+		int			itemIndex = so->killedItems[i];
+		FbtScanPosItem *item;
+		OffsetNumber offnum;
+
+		if (itemIndex < pos->firstItem || itemIndex > pos->lastItem)
+			continue;
+		item = &pos->items[itemIndex];
+		for (offnum = item->indexOffset; offnum <= maxoff; offnum++)
+		{
+			ItemId		iid = PageGetItemId(page, offnum);
+			IndexTuple	itup = (IndexTuple) PageGetItem(page, iid);
+
+			if (ItemPointerEquals(&itup->t_tid, &item->heapTid))
+			{
+				if (!ItemIdIsDead(iid))
+				{
+					ItemIdMarkDead(iid);
+					killed = true;
+				}
+				break;
+			}
+		}
+	}
+	if (killed)
+	{
+		FbtPageGetOpaque(page)->fbto_flags |= FBTP_HAS_GARBAGE;
+		MarkBufferDirtyHint(buf, true);
+	}
+
+	if (droppedpin)
+		_fbt_relbuf(rel, buf);
+	else
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	so->numKilled = 0;
+}
+
+/* Leave the current page: apply pending kills, drop the pin */
+static void
+_fbt_release_curr(IndexScanDesc scan)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+
+	if (so->numKilled > 0)
+		_fbt_killitems(scan);
+	_fbt_invalidate_pos(&so->currPos);
+}
+
+/*
  * fbtbeginscan() -- ambeginscan: allocate a scan on index rel.
  *
  * nkeys, norderbys: counts of scan keys (no ORDER BY operators are
@@ -277,6 +390,8 @@ fbtbeginscan(Relation rel, int nkeys, int norderbys)
 	so->arrayContext = NULL;
 	so->currTuples = NULL;
 	so->markTuples = NULL;
+	so->killedItems = NULL;
+	so->numKilled = 0;
 	so->currPos.buf = InvalidBuffer;
 	so->currPos.currPage = InvalidBlockNumber;
 	so->markPos.buf = InvalidBuffer;
@@ -300,7 +415,7 @@ fbtrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 {
 	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
 
-	_fbt_invalidate_pos(&so->currPos);
+	_fbt_release_curr(scan);
 	_fbt_invalidate_pos(&so->markPos);
 	so->markItemIndex = -1;
 
@@ -324,8 +439,10 @@ fbtendscan(IndexScanDesc scan)
 {
 	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
 
-	_fbt_invalidate_pos(&so->currPos);
+	_fbt_release_curr(scan);
 	_fbt_invalidate_pos(&so->markPos);
+	if (so->killedItems != NULL)
+		pfree(so->killedItems);
 	if (so->arrayContext != NULL)
 		MemoryContextDelete(so->arrayContext);
 	pfree(so->keyData);
@@ -384,6 +501,7 @@ _fbt_readpage(IndexScanDesc scan, ScanDirection dir, OffsetNumber offnum)
 						BufferGetBlockNumber(so->currPos.buf))));
 
 	so->currPos.currPage = BufferGetBlockNumber(so->currPos.buf);
+	so->currPos.lsn = BufferGetLSNAtomic(so->currPos.buf);
 	so->currPos.nextPage = opaque->fbto_next;
 	so->currPos.prevPage = opaque->fbto_prev;
 	so->currPos.nextTupleOffset = 0;
@@ -394,9 +512,15 @@ _fbt_readpage(IndexScanDesc scan, ScanDirection dir, OffsetNumber offnum)
 		offnum = Max(offnum, minoff);
 		while (offnum <= maxoff)
 		{
-			IndexTuple	itup = (IndexTuple)
-				PageGetItem(page, PageGetItemId(page, offnum));
+			ItemId		iid = PageGetItemId(page, offnum);
+			IndexTuple	itup = (IndexTuple) PageGetItem(page, iid);
 
+			/* entries marked dead are skipped (outside recovery) */
+			if (scan->ignore_killed_tuples && ItemIdIsDead(iid))
+			{
+				offnum = OffsetNumberNext(offnum);
+				continue;
+			}
 			if (_fbt_checkkeys(scan, itup, dir, &continuescan))
 				_fbt_saveitem(so, itemIndex++, offnum, itup);
 			if (!continuescan)
@@ -414,9 +538,14 @@ _fbt_readpage(IndexScanDesc scan, ScanDirection dir, OffsetNumber offnum)
 		offnum = Min(offnum, maxoff);
 		while (offnum >= minoff)
 		{
-			IndexTuple	itup = (IndexTuple)
-				PageGetItem(page, PageGetItemId(page, offnum));
+			ItemId		iid = PageGetItemId(page, offnum);
+			IndexTuple	itup = (IndexTuple) PageGetItem(page, iid);
 
+			if (scan->ignore_killed_tuples && ItemIdIsDead(iid))
+			{
+				offnum = OffsetNumberPrev(offnum);
+				continue;
+			}
 			if (_fbt_checkkeys(scan, itup, dir, &continuescan))
 				_fbt_saveitem(so, --itemIndex, offnum, itup);
 			if (!continuescan)
@@ -463,7 +592,7 @@ _fbt_start_at(IndexScanDesc scan, ScanDirection dir, Buffer buf,
 	so->currPos.moreLeft = true;
 	so->currPos.moreRight = true;
 	found = _fbt_readpage(scan, dir, offnum);
-	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	_fbt_drop_lock_and_maybe_pin(scan, &so->currPos);
 	if (!found && !_fbt_steppage(scan, dir))
 		return false;
 	_fbt_return_item(scan);
@@ -492,7 +621,7 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 	OffsetNumber offnum;
 	int			col;
 
-	_fbt_invalidate_pos(&so->currPos);
+	_fbt_release_curr(scan);
 	pgstat_count_index_scan(rel);
 
 	for (col = 0; col < nkeyatts; col++)
@@ -652,7 +781,8 @@ _fbt_steppage(IndexScanDesc scan, ScanDirection dir)
 	if (so->markItemIndex >= 0)
 	{
 		_fbt_invalidate_pos(&so->markPos);
-		IncrBufferRefCount(so->currPos.buf);
+		if (BufferIsValid(so->currPos.buf))
+			IncrBufferRefCount(so->currPos.buf);
 		memcpy(&so->markPos, &so->currPos, sizeof(FbtScanPosData));
 		so->markPos.itemIndex = so->markItemIndex;
 		if (so->currTuples)
@@ -666,7 +796,7 @@ _fbt_steppage(IndexScanDesc scan, ScanDirection dir)
 		BlockNumber blkno = so->currPos.nextPage;
 		bool		more = so->currPos.moreRight;
 
-		_fbt_invalidate_pos(&so->currPos);
+		_fbt_release_curr(scan);
 		while (more && blkno != P_NONE)
 		{
 			CHECK_FOR_INTERRUPTS();
@@ -675,7 +805,7 @@ _fbt_steppage(IndexScanDesc scan, ScanDirection dir)
 			if (_fbt_readpage(scan, dir,
 							  P_FIRSTDATAKEY(FbtPageGetOpaque(BufferGetPage(so->currPos.buf)))))
 			{
-				LockBuffer(so->currPos.buf, BUFFER_LOCK_UNLOCK);
+				_fbt_drop_lock_and_maybe_pin(scan, &so->currPos);
 				return true;
 			}
 			more = so->currPos.moreRight;
@@ -691,7 +821,7 @@ _fbt_steppage(IndexScanDesc scan, ScanDirection dir)
 		BlockNumber lblkno = so->currPos.prevPage;
 		bool		more = so->currPos.moreLeft;
 
-		_fbt_invalidate_pos(&so->currPos);
+		_fbt_release_curr(scan);
 		while (more && lblkno != P_NONE)
 		{
 			CHECK_FOR_INTERRUPTS();
@@ -700,7 +830,7 @@ _fbt_steppage(IndexScanDesc scan, ScanDirection dir)
 			if (_fbt_readpage(scan, dir,
 							  PageGetMaxOffsetNumber(BufferGetPage(so->currPos.buf))))
 			{
-				LockBuffer(so->currPos.buf, BUFFER_LOCK_UNLOCK);
+				_fbt_drop_lock_and_maybe_pin(scan, &so->currPos);
 				return true;
 			}
 			more = so->currPos.moreLeft;
@@ -760,7 +890,18 @@ fbtgettuple(IndexScanDesc scan, ScanDirection dir)
 		if (!FbtScanPosIsValid(so->currPos))
 			res = _fbt_first(scan, dir);
 		else
+		{
+			/* the executor found the last returned tuple dead to all */
+			if (scan->kill_prior_tuple)
+			{
+				if (so->killedItems == NULL)
+					so->killedItems = (int *)
+						palloc(MaxIndexTuplesPerPage * sizeof(int));
+				if (so->numKilled < MaxIndexTuplesPerPage)
+					so->killedItems[so->numKilled++] = so->currPos.itemIndex;
+			}
 			res = _fbt_next(scan, dir);
+		}
 		if (res)
 			break;
 	} while (so->numArrayKeys > 0 && _fbt_advance_array_keys(scan, dir));
@@ -839,10 +980,11 @@ fbtrestrpos(IndexScanDesc scan)
 		return;
 	}
 
-	_fbt_invalidate_pos(&so->currPos);
+	_fbt_release_curr(scan);
 	if (FbtScanPosIsValid(so->markPos))
 	{
-		IncrBufferRefCount(so->markPos.buf);
+		if (BufferIsValid(so->markPos.buf))
+			IncrBufferRefCount(so->markPos.buf);
 		memcpy(&so->currPos, &so->markPos, sizeof(FbtScanPosData));
 		if (so->currTuples)
 			memcpy(so->currTuples, so->markTuples,

@@ -45,16 +45,13 @@ _fbt_vacuum_leaf(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	int			ndeletable = 0;
 	OffsetNumber off;
 
-	if (callback != NULL)
+	for (off = minoff; off <= maxoff; off++)
 	{
-		for (off = minoff; off <= maxoff; off++)
-		{
-			IndexTuple	itup = (IndexTuple)
-				PageGetItem(page, PageGetItemId(page, off));
+		IndexTuple	itup = (IndexTuple)
+			PageGetItem(page, PageGetItemId(page, off));
 
-			if (callback(&itup->t_tid, callback_state))
-				deletable[ndeletable++] = off;
-		}
+		if (callback(&itup->t_tid, callback_state))
+			deletable[ndeletable++] = off;
 	}
 
 	if (ndeletable > 0)
@@ -76,8 +73,9 @@ _fbt_vacuum_leaf(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 }
 
 /*
- * Scan the whole index in physical order; with a callback, delete dead
- * entries.  Fills num_pages, num_index_tuples, tuples_removed.
+ * Scan the whole index in physical order, deleting the entries the
+ * callback reports dead.  Fills num_pages, num_index_tuples,
+ * tuples_removed.
  */
 static void
 _fbt_vacuumscan(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
@@ -162,21 +160,17 @@ fbtbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 /*
  * fbtvacuumcleanup() -- amvacuumcleanup: final statistics of a VACUUM.
  *
- * stats: the result of fbtbulkdelete(), or NULL if it did not run, in
- * which case the index is scanned to count its pages and entries (as
- * btree does when cleanup is due).  Returns NULL for ANALYZE-only calls.
+ * stats: the result of fbtbulkdelete(), or NULL if it did not run.  With
+ * nothing deleted there is nothing to clean up (no page is ever deleted,
+ * so none awaits recycling): like btree when no cleanup is due, return
+ * NULL and leave the index's statistics as they are, without touching a
+ * page.  Also NULL for ANALYZE-only calls.
  */
 IndexBulkDeleteResult *
 fbtvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
-	if (info->analyze_only)
+	if (info->analyze_only || stats == NULL)
 		return stats;
-
-	if (stats == NULL)
-	{
-		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
-		_fbt_vacuumscan(info, stats, NULL, NULL);
-	}
 
 	/* a concurrent split may have counted entries twice */
 	if (!info->estimated_count &&
