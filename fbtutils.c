@@ -253,11 +253,21 @@ _fbt_expand_array(IndexScanDesc scan, ScanKey key, Datum **elems)
 	if (n == 0)
 		return 0;
 
-	cmpproc = get_opfamily_proc(rel->rd_opfamily[col], elemtype, elemtype,
-								FBTORDER_PROC);
-	if (!OidIsValid(cmpproc))
-		elog(ERROR, "missing support function %d(%u,%u) in opfamily %u",
-			 FBTORDER_PROC, elemtype, elemtype, rel->rd_opfamily[col]);
+	/*
+	 * The opfamily registers its procs under the operator's declared types
+	 * (anyenum, anyrange, record, ...), which the key's subtype names; the
+	 * array's element type may be a concrete type.
+	 */
+	{
+		Oid			proctype = OidIsValid(key->sk_subtype) ? key->sk_subtype :
+			rel->rd_opcintype[col];
+
+		cmpproc = get_opfamily_proc(rel->rd_opfamily[col], proctype, proctype,
+									FBTORDER_PROC);
+		if (!OidIsValid(cmpproc))
+			elog(ERROR, "missing support function %d(%u,%u) in opfamily %u",
+				 FBTORDER_PROC, proctype, proctype, rel->rd_opfamily[col]);
+	}
 	memset(&sortkey, 0, sizeof(sortkey));
 	fmgr_info(cmpproc, &sortkey.sk_func);
 	sortkey.sk_collation = key->sk_collation;
