@@ -344,16 +344,27 @@ _fbt_relbuf(Relation rel, Buffer buf)
  * optimistic readers (DESIGN.md §5):
  *
  *	- the caller holds an exclusive lock on every registered buffer;
- *	- before the new page image reaches shared memory, the shared page's
- *	  version is made odd (v|1), with a write barrier;
- *	- the image, which is what generic WAL logs and copies in, carries
- *	  (v|1) + 2, also odd, so the shared page stays odd during the copy and
- *	  the version is part of the logged delta (standbys and
- *	  wal_consistency_checking see the same bytes as the primary);
- *	- after the copy, the shared version becomes (v|1) + 3, even.  That last
- *	  store is not logged; after recovery a page may carry an odd version,
- *	  which optimistic readers treat as "use the lock".
+ *	- the image, which is what generic WAL logs and copies in, carries the
+ *	  next odd version v' = (v | 1) + 2;
+ *	- before the image reaches shared memory, the shared version is set to
+ *	  v' with every bit but the lowest flipped: still odd, and different
+ *	  from v' in all four bytes, so generic WAL's delta always carries the
+ *	  whole version field and a standby (or crash recovery, or
+ *	  wal_consistency_checking) ends up with exactly the primary's bytes,
+ *	  whatever version it had before; a write barrier orders the store
+ *	  before the copy;
+ *	- the shared page is thus odd throughout the copy; after it, the shared
+ *	  version becomes v' + 1, even.  That last store is not logged; after
+ *	  recovery a page carries an odd version, which optimistic readers
+ *	  treat as "use the lock".  Even versions only ever grow.
  */
+
+/* The odd version a change logs, given the page's version before it */
+static inline uint32
+_fbt_next_version(uint32 old)
+{
+	return (old | 1) + 2;
+}
 
 /*
  * _fbt_wal_start() -- begin a WAL-logged change of up to four pages.
@@ -408,14 +419,14 @@ _fbt_wal_finish(FbtWal *wal)
 	for (i = 0; i < wal->npages; i++)
 	{
 		Page		shared = BufferGetPage(wal->bufs[i]);
-		uint32		odd = wal->oldversion[i] | 1;
+		uint32		next = _fbt_next_version(wal->oldversion[i]);
 
 		if (PageGetSpecialSize(wal->images[i]) ==
 			MAXALIGN(sizeof(FbtPageOpaqueData)))
-			FbtPageGetOpaque(wal->images[i])->fbto_version = odd + 2;
+			FbtPageGetOpaque(wal->images[i])->fbto_version = next;
 		if (!PageIsNew(shared) &&
 			PageGetSpecialSize(shared) == MAXALIGN(sizeof(FbtPageOpaqueData)))
-			FbtPageGetOpaque(shared)->fbto_version = odd;
+			FbtPageGetOpaque(shared)->fbto_version = next ^ 0xFFFFFFFE;
 	}
 	pg_write_barrier();
 
@@ -428,7 +439,7 @@ _fbt_wal_finish(FbtWal *wal)
 
 		if (PageGetSpecialSize(shared) == MAXALIGN(sizeof(FbtPageOpaqueData)))
 			FbtPageGetOpaque(shared)->fbto_version =
-				(wal->oldversion[i] | 1) + 3;
+				_fbt_next_version(wal->oldversion[i]) + 1;
 	}
 	wal->state = NULL;
 }

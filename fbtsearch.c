@@ -15,6 +15,8 @@
 #include "postgres.h"
 
 #include "access/relscan.h"
+#include "access/rmgr.h"
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
@@ -891,8 +893,15 @@ fbtgettuple(IndexScanDesc scan, ScanDirection dir)
 			res = _fbt_first(scan, dir);
 		else
 		{
-			/* the executor found the last returned tuple dead to all */
-			if (scan->kill_prior_tuple)
+			/*
+			 * The executor found the last returned tuple dead to all.  The
+			 * LP_DEAD hint is not WAL-logged, and generic WAL has no masking
+			 * to hide it from wal_consistency_checking, so don't set hints
+			 * while generic records are being checked.
+			 */
+			if (scan->kill_prior_tuple &&
+				(wal_consistency_checking == NULL ||
+				 !wal_consistency_checking[RM_GENERIC_ID]))
 			{
 				if (so->killedItems == NULL)
 					so->killedItems = (int *)
