@@ -424,20 +424,13 @@ fbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	bs.sort = tuplesort_begin_heap(sortdesc, nkeyatts + 1, attNums, sortOps,
 								   sortColls, nullsFirst,
 								   maintenance_work_mem, NULL, TUPLESORT_NONE);
-	bs.slot = MakeSingleTupleTableSlot(sortdesc, &TTSOpsMinimalTuple);
-	ExecClearTuple(bs.slot);
-	{
-		/* the callback stores values into a virtual slot */
-		TupleTableSlot *vslot = MakeSingleTupleTableSlot(sortdesc,
-														 &TTSOpsVirtual);
-
-		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE,
-									 FBT_PHASE_TABLESCAN);
-		bs.slot = vslot;
-		reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
-										   _fbt_build_callback, &bs, NULL);
-		ExecDropSingleTupleTableSlot(vslot);
-	}
+	/* the scan callback fills a virtual slot; the sort returns minimal ones */
+	bs.slot = MakeSingleTupleTableSlot(sortdesc, &TTSOpsVirtual);
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE,
+								 FBT_PHASE_TABLESCAN);
+	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
+									   _fbt_build_callback, &bs, NULL);
+	ExecDropSingleTupleTableSlot(bs.slot);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, FBT_PHASE_SORT);
 	tuplesort_performsort(bs.sort);
@@ -475,7 +468,7 @@ fbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		_fbt_buildadd(&bs, bs.leaf, itup);
 		pfree(itup);
 
-		if (++loaded >= 0 && ((int64) loaded % 1024) == 0)
+		if (((int64) ++loaded % 1024) == 0)
 			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
 										 (int64) loaded);
 	}
