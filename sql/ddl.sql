@@ -332,4 +332,5 @@ SELECT q, c.*
 FROM unnest(ARRAY['SELECT * FROM co_@ WHERE d = 3']) q, cost_cmp(q) c;
 
 SET client_min_messages = warning;
+\i sql/include/check_all.sql
 DROP SCHEMA fbt_ddl CASCADE;

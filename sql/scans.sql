@@ -593,4 +593,5 @@ SELECT (SELECT array_agg(g ORDER BY ctid) FROM cl_fbt) =
 
 RESET ALL;
 SET client_min_messages = warning;
+\i sql/include/check_all.sql
 DROP SCHEMA fbt_scans CASCADE;

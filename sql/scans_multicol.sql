@@ -444,4 +444,5 @@ SELECT k8, note, id FROM ki_fbt WHERE k8 < 120000000000 ORDER BY k8;
 
 RESET ALL;
 SET client_min_messages = warning;
+\i sql/include/check_all.sql
 DROP SCHEMA fbt_scans_mc CASCADE;

@@ -466,4 +466,5 @@ SELECT * FROM cmp('SELECT length(k), id FROM lk_AM WHERE id = -1 AND k > '''' OR
 
 RESET ALL;
 SET client_min_messages = warning;
+\i sql/include/check_all.sql
 DROP SCHEMA fbt_scans_ty CASCADE;

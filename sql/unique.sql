@@ -377,4 +377,5 @@ SELECT * FROM both_rows('SELECT k, j FROM ocn_@ WHERE j < 0 ORDER BY j');
 SELECT * FROM both_rows('SELECT count(*) FROM ocn_@ WHERE j BETWEEN 1 AND 1000');
 
 SET client_min_messages = warning;
+\i sql/include/check_all.sql
 DROP SCHEMA fbt_unique CASCADE;

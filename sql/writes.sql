@@ -392,4 +392,5 @@ FROM pg_stat_all_indexes b
 WHERE b.schemaname = 'fbt_writes' AND b.indexrelname LIKE '%\_btree'
 ORDER BY 1;
 SET client_min_messages = warning;
+\i sql/include/check_all.sql
 DROP SCHEMA fbt_writes CASCADE;
