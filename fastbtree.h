@@ -401,6 +401,8 @@ typedef struct FbtScanOpaqueData
 	FmgrInfo   *keyOrderProc;
 	/* per key: machine comparison for _fbt_checkkeys (fbtcompare.c) */
 	uint8	   *keyCmpKind;		/* FbtCmpKind */
+	uint8	   *keyArgWidth;	/* bytes of the machine argument */
+	bool		keysFastCompare;	/* fastbtree.fast_compare when classified */
 	int64	   *keyIarg;
 	double	   *keyFarg;
 
@@ -446,7 +448,9 @@ extern bool fbt_fast_compare;
 extern void _fbt_prepare_compare(Relation rel, FbtScanInsert key);
 extern void _fbt_prepare_compare_col(Relation rel, FbtScanInsert key, int i);
 extern FbtCmpKind _fbt_classify_key(Relation rel, ScanKey sk, Oid procoid,
-									int64 *iarg, double *farg);
+									int64 *iarg, double *farg, int *argwidth);
+extern void _fbt_machine_arg(FbtCmpKind kind, int argwidth, Datum arg,
+							 int64 *iarg, double *farg);
 extern bool _fbt_machine_test(FbtCmpKind kind, StrategyNumber strat,
 							  int64 iarg, double farg, Datum datum);
 extern int32 _fbt_compare(Relation rel, FbtScanInsert key, Page page,
@@ -492,6 +496,8 @@ extern void _fbt_wal_abort(FbtWal *wal);
 /* fbtsearch.c */
 extern FbtStack _fbt_search(Relation rel, FbtScanInsert key, Buffer *bufP,
 							int access);
+extern OffsetNumber _fbt_search_leaf(Relation rel, FbtScanInsert key,
+									 Buffer *bufP);
 extern Buffer _fbt_moveright(Relation rel, FbtScanInsert key, Buffer buf,
 							 bool forupdate, FbtStack stack, int access);
 extern Buffer _fbt_get_endpoint(Relation rel, uint32 level, bool rightmost);

@@ -51,10 +51,29 @@ _fbt_cmp_float(double a, double b)
 static inline int32 _fbt_cmp_first_machine(FbtScanInsert key, IndexTuple itup);
 static inline bool _fbt_machine_kind(uint8 kind);
 
+/*
+ * _fbt_machine_arg() -- decode a search argument of argwidth bytes (2, 4 or
+ * 8; the argument's type as the comparison proc declares it) for a column
+ * of machine kind kind: integers and oids into *iarg, floats into *farg.
+ */
+void
+_fbt_machine_arg(FbtCmpKind kind, int argwidth, Datum arg, int64 *iarg,
+				 double *farg)
+{
+	if (kind == FBT_CMP_FLOAT4 || kind == FBT_CMP_FLOAT8)
+		*farg = argwidth == 4 ? (double) DatumGetFloat4(arg) :
+			DatumGetFloat8(arg);
+	else if (kind == FBT_CMP_OID)
+		*iarg = (int64) DatumGetObjectId(arg);
+	else
+		*iarg = argwidth == 2 ? (int64) DatumGetInt16(arg) :
+			argwidth == 4 ? (int64) DatumGetInt32(arg) : DatumGetInt64(arg);
+}
+
 /* Classify one comparison proc; fills the machine-level argument */
 static FbtCmpKind
 _fbt_classify(Oid procoid, Form_pg_attribute att, ScanKey sk,
-			  int64 *iarg, double *farg)
+			  int64 *iarg, double *farg, int *argwidthp)
 {
 	int			colwidth = 0;
 	int			argwidth = 0;
@@ -124,19 +143,19 @@ _fbt_classify(Oid procoid, Form_pg_attribute att, ScanKey sk,
 		(argwidth == 8 && !FLOAT8PASSBYVAL))
 		return FBT_CMP_FMGR;
 
+	*argwidthp = argwidth;
 	if (isfloat)
 	{
-		*farg = argwidth == 4 ? (double) DatumGetFloat4(arg) :
-			DatumGetFloat8(arg);
+		_fbt_machine_arg(colwidth == 4 ? FBT_CMP_FLOAT4 : FBT_CMP_FLOAT8,
+						 argwidth, arg, iarg, farg);
 		return colwidth == 4 ? FBT_CMP_FLOAT4 : FBT_CMP_FLOAT8;
 	}
 	if (isoid)
 	{
-		*iarg = (int64) DatumGetObjectId(arg);
+		_fbt_machine_arg(FBT_CMP_OID, argwidth, arg, iarg, farg);
 		return FBT_CMP_OID;
 	}
-	*iarg = argwidth == 2 ? (int64) DatumGetInt16(arg) :
-		argwidth == 4 ? (int64) DatumGetInt32(arg) : DatumGetInt64(arg);
+	_fbt_machine_arg(FBT_CMP_INT8, argwidth, arg, iarg, farg);
 	return colwidth == 2 ? FBT_CMP_INT2 :
 		colwidth == 4 ? FBT_CMP_INT4 : FBT_CMP_INT8;
 }
@@ -149,7 +168,7 @@ _fbt_classify(Oid procoid, Form_pg_attribute att, ScanKey sk,
  */
 FbtCmpKind
 _fbt_classify_key(Relation rel, ScanKey sk, Oid procoid, int64 *iarg,
-				  double *farg)
+				  double *farg, int *argwidth)
 {
 	FbtCmpKind	kind;
 
@@ -157,7 +176,7 @@ _fbt_classify_key(Relation rel, ScanKey sk, Oid procoid, int64 *iarg,
 		return FBT_CMP_FMGR;
 	kind = _fbt_classify(procoid,
 						 TupleDescAttr(RelationGetDescr(rel), sk->sk_attno - 1),
-						 sk, iarg, farg);
+						 sk, iarg, farg, argwidth);
 	return kind == FBT_CMP_TEXT_C ? FBT_CMP_FMGR : kind;
 }
 
@@ -233,6 +252,7 @@ void
 _fbt_prepare_compare_col(Relation rel, FbtScanInsert key, int i)
 {
 	ScanKey		sk = &key->scankeys[i];
+	int			argwidth;
 
 	key->cmpkind[i] = FBT_CMP_FMGR;
 	if (!fbt_fast_compare || (sk->sk_flags & SK_ISNULL))
@@ -240,7 +260,8 @@ _fbt_prepare_compare_col(Relation rel, FbtScanInsert key, int i)
 	key->cmpkind[i] = _fbt_classify(sk->sk_func.fn_oid,
 									TupleDescAttr(RelationGetDescr(rel),
 												  sk->sk_attno - 1),
-									sk, &key->iarg[i], &key->farg[i]);
+									sk, &key->iarg[i], &key->farg[i],
+									&argwidth);
 	if (key->cmpkind[i] == FBT_CMP_TEXT_C)
 	{
 		text	   *t = DatumGetTextPP(sk->sk_argument);

@@ -119,6 +119,63 @@ _fbt_search(Relation rel, FbtScanInsert key, Buffer *bufP, int access)
 }
 
 /*
+ * _fbt_search_leaf() -- read-only descent to the leaf position of key.
+ *
+ * Like _fbt_search(..., FBT_READ), but returns the binary-search position
+ * on the leaf too (first item >= key, or > key with nextkey; possibly one
+ * past the last item), and tests a page's high key only when the binary
+ * search ends at the page's right edge: any item the search stops before
+ * is >= key (> key) and no greater than the high key, so the key cannot
+ * belong to a right sibling (Lehman & Yao's move-right is needed only
+ * past the last item).  *bufP is the leaf, pinned and share-locked, or
+ * InvalidBuffer for an empty index (then the result is meaningless).
+ */
+OffsetNumber
+_fbt_search_leaf(Relation rel, FbtScanInsert key, Buffer *bufP)
+{
+	int			cmpval = key->nextkey ? 0 : 1;
+
+	*bufP = _fbt_getroot(rel, FBT_READ, false);
+	if (!BufferIsValid(*bufP))
+		return InvalidOffsetNumber;
+
+	for (;;)
+	{
+		Page		page = BufferGetPage(*bufP);
+		FbtPageOpaque opaque = FbtPageGetOpaque(page);
+		OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+		OffsetNumber offnum = _fbt_binsrch(rel, key, *bufP);
+		bool		isleaf = P_ISLEAF(opaque);
+		BlockNumber blkno;
+		uint32		level;
+		IndexTuple	itup;
+
+		if (!P_RIGHTMOST(opaque) &&
+			(isleaf ? offnum > maxoff : offnum >= maxoff) &&
+			_fbt_compare(rel, key, page, P_HIKEY) >= cmpval)
+		{
+			/* a concurrent split moved our key range right */
+			*bufP = _fbt_relandgetbuf(rel, *bufP, opaque->fbto_next, FBT_READ);
+			continue;
+		}
+		if (isleaf)
+			return offnum;
+
+		itup = (IndexTuple) PageGetItem(page, PageGetItemId(page, offnum));
+		blkno = BufferGetBlockNumber(*bufP);
+		level = opaque->fbto_level;
+		*bufP = _fbt_relandgetbuf(rel, *bufP, FbtPivotGetDownLink(itup),
+								  FBT_READ);
+		if (FbtPageGetOpaque(BufferGetPage(*bufP))->fbto_level != level - 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" has a downlink from block %u to block %u of the wrong level",
+							RelationGetRelationName(rel), blkno,
+							FbtPivotGetDownLink(itup))));
+	}
+}
+
+/*
  * _fbt_moveright() -- move right until buf is the page where key belongs.
  *
  * buf: pinned and locked in mode access.  A page whose high key is < key
@@ -385,6 +442,7 @@ fbtbeginscan(Relation rel, int nkeys, int norderbys)
 	so->keyStrategy = palloc(sizeof(StrategyNumber) * Max(nkeys, 1));
 	so->keyOrderProc = palloc0(sizeof(FmgrInfo) * Max(nkeys, 1));
 	so->keyCmpKind = palloc0(sizeof(uint8) * Max(nkeys, 1));
+	so->keyArgWidth = palloc0(sizeof(uint8) * Max(nkeys, 1));
 	so->keyIarg = palloc(sizeof(int64) * Max(nkeys, 1));
 	so->keyFarg = palloc(sizeof(double) * Max(nkeys, 1));
 	so->arrayKeys = palloc(sizeof(FbtArrayKeyInfo) * Max(nkeys, 1));
@@ -451,6 +509,7 @@ fbtendscan(IndexScanDesc scan)
 	pfree(so->keyStrategy);
 	pfree(so->keyOrderProc);
 	pfree(so->keyCmpKind);
+	pfree(so->keyArgWidth);
 	pfree(so->keyIarg);
 	pfree(so->keyFarg);
 	pfree(so->arrayKeys);
@@ -728,14 +787,13 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 	inskey.scantid = NULL;
 	inskey.keysz = keysCount;
 
-	(void) _fbt_search(rel, &inskey, &buf, FBT_READ);
+	offnum = _fbt_search_leaf(rel, &inskey, &buf);
 	if (!BufferIsValid(buf))
 	{
 		PredicateLockRelation(rel, scan->xs_snapshot);
 		return false;
 	}
 
-	offnum = _fbt_binsrch(rel, &inskey, buf);
 	if (goback)
 		offnum = OffsetNumberPrev(offnum);
 	return _fbt_start_at(scan, dir, buf, offnum);

@@ -199,13 +199,16 @@ _fbt_classify_scankey(IndexScanDesc scan, int i)
 {
 	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
 	ScanKey		key = &so->keyData[i];
+	int			argwidth = 0;
 
 	so->keyCmpKind[i] = FBT_CMP_FMGR;
 	if (key->sk_flags & (SK_ISNULL | SK_SEARCHNULL | SK_SEARCHNOTNULL))
 		return;
 	so->keyCmpKind[i] = _fbt_classify_key(scan->indexRelation, key,
 										  so->keyOrderProc[i].fn_oid,
-										  &so->keyIarg[i], &so->keyFarg[i]);
+										  &so->keyIarg[i], &so->keyFarg[i],
+										  &argwidth);
+	so->keyArgWidth[i] = argwidth;
 }
 
 static int
@@ -332,7 +335,7 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 	 * resolved comparators, strategies and required flags.
 	 */
 	if (so->keysPrepared && so->numberOfKeys == nkeys &&
-		so->numArrayKeys == 0)
+		so->numArrayKeys == 0 && so->keysFastCompare == fbt_fast_compare)
 	{
 		const int	ourbits = FBT_SK_REQFWD | FBT_SK_REQBKWD |
 			FBT_SK_DESC | FBT_SK_NULLS_FIRST;
@@ -356,12 +359,17 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 			for (i = 0; i < nkeys; i++)
 			{
 				so->keyData[i].sk_argument = scan->keyData[i].sk_argument;
-				_fbt_classify_scankey(scan, i);
+				if (so->keyCmpKind[i] != FBT_CMP_FMGR)
+					_fbt_machine_arg((FbtCmpKind) so->keyCmpKind[i],
+									 so->keyArgWidth[i],
+									 so->keyData[i].sk_argument,
+									 &so->keyIarg[i], &so->keyFarg[i]);
 			}
 			return;
 		}
 	}
 	so->keysPrepared = true;
+	so->keysFastCompare = fbt_fast_compare;
 
 	/* array elements live in a context of their own, made on first use */
 	for (i = 0; i < nkeys; i++)
