@@ -1,176 +1,111 @@
 #!/usr/bin/env bash
 #
 # bench/run.sh
-#	Side-by-side point-select benchmark: btree vs fastbtree on identical
-#	tables in one cluster.
+#	Side-by-side benchmark: btree vs fastbtree on identical tables in one
+#	throwaway cluster.
 #
 # Run as root on a Debian 12 machine after scripts/install-deps.sh.  The
-# script builds and installs the extension from a private copy of the
-# source tree, creates the unprivileged OS user $BENCH_USER, and runs a
-# throwaway cluster in a temporary directory (unix socket only, a free port
-# in 55000-55999); existing clusters are never touched.  It then
+# script builds the extension from a private copy of the source tree and
+# installs it under its work directory, never into the system (the
+# cluster loads it through Debian's extension_destdir setting); it creates
+# the unprivileged OS user $BENCH_USER and runs a throwaway cluster in a
+# temporary directory (unix socket only, a free port in 55000-55999);
+# existing clusters are never touched.
 #
-#   1. loads pgbench_accounts with "pgbench -i -s SCALE" (btree primary key)
-#      and copies it to pgbench_accounts_fbt with a unique fastbtree index;
-#   2. prints table and index sizes and checks with EXPLAIN that each
-#      benchmark query runs as an Index Scan on the intended index;
-#   3. runs bench/select_btree.sql and bench/select_fastbtree.sql with
-#      pgbench -M prepared, interleaved A B A B so that machine drift hits
-#      both sides alike, for each client count;
-#   4. prints a markdown table per client count: median tps of each, the
-#      median of the pairwise ratios fastbtree/btree and their range.
+# Without --suite it runs the point-select benchmark: pgbench_accounts from
+# "pgbench -i -s SCALE" (btree primary key) and a copy with a unique
+# fastbtree index, the pgbench -S statement against each, interleaved
+# A B A B so that machine drift hits both sides alike, for each client
+# count; it prints a markdown table of median tps, the median of the
+# pairwise ratios fastbtree/btree and their range.
 #
-# The cluster runs with fsync, full_page_writes and synchronous_commit off.
-# That is acceptable here because the measured phase only reads; never use
-# these settings for data you care about.
+# With --suite it runs the named workloads (workloads/NAME.sql, see
+# there), the index build benchmark, the in-server probe benchmark
+# (fastbtree_probe) and the callgrind measurement (callgrind.sh), and
+# writes results/DATE-HOST.md, the raw runs (.tsv) and PNG charts (gnuplot).
+# Every pgbench workload is checked with EXPLAIN first, with literal keys
+# and as the generic plan of a prepared statement: a plan that does not use
+# the intended index with the intended scan type fails the run.  Write
+# workloads rebuild their table from a base copy before every run, so each
+# run of either side starts from the same tree, just after a checkpoint.
 #
-# The cluster is stopped and the directory removed on exit, even on failure,
-# unless --keep is given.
+# The cluster runs with fsync and synchronous_commit off (see lib.sh).  It
+# is stopped and its directory removed on exit, even on failure, unless
+# --keep is given.
 
 set -uo pipefail
 # The script's own number formatting; the server tools get C.UTF-8 (as_user).
 export LC_ALL=C
 
-PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-BENCH_USER=fbbench
-BENCH_DB=fbbench
-FBT_AM=fastbtree
-BTREE_INDEX=pgbench_accounts_pkey
-FBT_TABLE=pgbench_accounts_fbt
-FBT_INDEX=pgbench_accounts_fbt_aid_idx
-WARMUP_SECONDS=2
+LOG_TAG=bench
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=bench/lib.sh
+. "$BENCH_DIR/lib.sh"
 
-SCALE=10
 CLIENTS="1 2"
 DURATION=10
 PAIRS=3
-KEEP=no
+WARMUP_SECONDS=2
+# fastbtree_probe() loops over the PROBE_KEYS keys per timed call
+PROBE_LOOPS=10
+SUITE=
+CALLGRIND=no
+RESULTS_DIR="$BENCH_DIR/results"
 
-SRC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-WORK=
-PORT=
-CLUSTER_STARTED=no
+READ_WORKLOADS=(select range range_desc ios join text_c text_default twocol)
+WRITE_WORKLOADS=(insert_random insert_asc mixed)
+
+WORKLOADS=()
+DO_BUILD=no
+DO_PROBE=no
+DO_CALLGRIND=no
+SAVE=no
+COMMAND_LINE="bash bench/run.sh $*"
 
 usage()
 {
 	cat <<-EOF
 	Usage: bash bench/run.sh [options]
 
-	Benchmark point selects through a btree index and a fastbtree index on
-	identical copies of pgbench_accounts, in a throwaway cluster.  Run as
-	root after scripts/install-deps.sh.
+	Benchmark btree against fastbtree on identical tables in a throwaway
+	cluster.  Run as root after scripts/install-deps.sh.  Without --suite:
+	point selects (pgbench -S statement) only, printed, nothing saved.
 
 	Options:
-	  --scale N         pgbench scale factor (100000 rows each); default $SCALE
+	  --suite LIST      comma-separated workloads or groups to run, and save
+	                    results/DATE-HOST.md with charts:
+	                      all     = read, write, build, probe, callgrind
+	                      read    = ${READ_WORKLOADS[*]}
+	                      write   = ${WRITE_WORKLOADS[*]}
+	                      build   index build time and size
+	                      probe   in-server probes (fastbtree_probe), ns/probe
+	                      callgrind  instructions per probe (see callgrind.sh)
+	  --callgrind       add callgrind to the suite (implies --suite select if
+	                    no suite is given)
+	  --scale N         pgbench scale factor; every table has 100000 * N rows;
+	                    default $SCALE
 	  --clients "A B"   client counts to measure; default "$CLIENTS"
 	  --time SECONDS    duration of each pgbench run; default $DURATION
-	  --pairs N         btree/fastbtree run pairs per client count; default $PAIRS
+	  --pairs N         btree/fastbtree run pairs per workload and client
+	                    count (also rounds of probes and builds); default $PAIRS
+	  --shared-buffers SIZE  server shared_buffers; default $SHARED_BUFFERS
+	  --results-dir DIR where --suite saves its files; default bench/results
 	  --keep            keep the cluster running and its directory for inspection
 	  --help            show this help
 
-	Total measured time is about 2 * pairs * time seconds per client count.
+	Each pgbench workload takes about 2 * pairs * clients-counts * time
+	seconds, plus set-up.  --suite all with the defaults takes 30-45 minutes
+	on 2 cores; "--time 5 --pairs 3" roughly halves the pgbench part.
+	Packages installed when needed: wamerican (text keys), gnuplot-nox
+	(charts), valgrind (callgrind).
 	EOF
-}
-
-log()
-{
-	echo "bench: $*"
-}
-
-die()
-{
-	echo "bench: ERROR: $*" >&2
-	exit 1
-}
-
-as_user()
-{
-	runuser -u "$BENCH_USER" -- env \
-		HOME="$WORK" \
-		PATH="$PG_BINDIR:/usr/local/bin:/usr/bin:/bin" \
-		LANG=C.UTF-8 LC_ALL=C.UTF-8 \
-		PGHOST="$WORK/sock" PGPORT="$PORT" PGUSER="$BENCH_USER" PGDATABASE="$BENCH_DB" \
-		"$@"
-}
-
-# psql_q SQL: run SQL in the benchmark database, print unaligned tuples only
-psql_q()
-{
-	as_user psql -X -q -A -t -v ON_ERROR_STOP=1 -c "$1"
-}
-
-# Runs on exit (trap).
-# shellcheck disable=SC2317
-cleanup()
-{
-	local rc=$?
-
-	trap - EXIT INT TERM
-	if [ "$KEEP" = yes ] && [ -n "$WORK" ]; then
-		echo
-		log "--keep: cluster and files left in $WORK"
-		if [ "$CLUSTER_STARTED" = yes ]; then
-			echo "  connect: runuser -u $BENCH_USER -- $PG_BINDIR/psql -h $WORK/sock -p $PORT $BENCH_DB"
-			echo "  remove:  runuser -u $BENCH_USER -- $PG_BINDIR/pg_ctl stop -D $WORK/data && rm -rf $WORK"
-		else
-			echo "  remove:  rm -rf $WORK"
-		fi
-		exit "$rc"
-	fi
-	if [ "$CLUSTER_STARTED" = yes ]; then
-		as_user pg_ctl stop -D "$WORK/data" -m fast -w -t 60 >/dev/null 2>&1 ||
-			as_user pg_ctl stop -D "$WORK/data" -m immediate -w >/dev/null 2>&1 ||
-			echo "bench: warning: could not stop the cluster in $WORK/data" >&2
-	fi
-	if [ -n "$WORK" ] && [ -d "$WORK" ]; then
-		cd /
-		rm -rf "$WORK"
-	fi
-	exit "$rc"
-}
-
-# Succeeds if something listens on TCP port $1 or a PostgreSQL socket for it
-# exists in the usual socket directories.
-port_in_use()
-{
-	local hex f
-
-	hex=$(printf '%04X' "$1")
-	for f in /proc/net/tcp /proc/net/tcp6; do
-		[ -r "$f" ] || continue
-		# field 2 is local_address as ADDR:PORT in hex, field 4 the state
-		# (0A = LISTEN)
-		if awk -v p=":$hex" '$4 == "0A" && substr($2, length($2) - 4) == p { found = 1 } END { exit !found }' "$f"; then
-			return 0
-		fi
-	done
-	[ -e "/tmp/.s.PGSQL.$1" ] || [ -e "/var/run/postgresql/.s.PGSQL.$1" ]
-}
-
-pick_port()
-{
-	local port
-
-	for _ in $(seq 1 200); do
-		port=$((55000 + RANDOM % 1000))
-		if ! port_in_use "$port"; then
-			echo "$port"
-			return 0
-		fi
-	done
-	return 1
-}
-
-is_posint()
-{
-	[[ "$1" =~ ^[1-9][0-9]*$ ]]
 }
 
 parse_args()
 {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-			--scale|--clients|--time|--pairs)
+			--scale|--clients|--time|--pairs|--suite|--shared-buffers|--results-dir)
 				[ $# -ge 2 ] || die "$1 needs a value (see --help)"
 				set -- "$1=$2" "${@:3}"
 				continue
@@ -179,6 +114,10 @@ parse_args()
 			--clients=*) CLIENTS=${1#*=} ;;
 			--time=*) DURATION=${1#*=} ;;
 			--pairs=*) PAIRS=${1#*=} ;;
+			--suite=*) SUITE=${1#*=} ;;
+			--shared-buffers=*) SHARED_BUFFERS=${1#*=} ;;
+			--results-dir=*) RESULTS_DIR=${1#*=} ;;
+			--callgrind) CALLGRIND=yes ;;
 			--keep) KEEP=yes ;;
 			-h|--help) usage; exit 0 ;;
 			*) die "unknown argument: $1 (see --help)" ;;
@@ -189,271 +128,698 @@ parse_args()
 	is_posint "$SCALE" || die "--scale must be a positive integer, got '$SCALE'"
 	is_posint "$DURATION" || die "--time must be a positive integer, got '$DURATION'"
 	is_posint "$PAIRS" || die "--pairs must be a positive integer, got '$PAIRS'"
+	[ "$PAIRS" -ge 3 ] || warn "--pairs $PAIRS: with fewer than 3 pairs a median is no better than a single run"
+	[[ "$SHARED_BUFFERS" =~ ^[1-9][0-9]*(kB|MB|GB|TB)$ ]] ||
+		die "--shared-buffers must look like 2GB or 512MB, got '$SHARED_BUFFERS'"
 	[ -n "${CLIENTS// /}" ] || die "--clients must list at least one client count"
 	local c
 	for c in $CLIENTS; do
 		is_posint "$c" || die "--clients must be positive integers, got '$c'"
-		[ "$c" -le 40 ] || die "at most 40 clients (the cluster has max_connections = 50)"
+		[ "$c" -le 1000 ] || die "at most 1000 clients"
+		[ $((c + 10)) -le "$MAX_CONNECTIONS" ] || MAX_CONNECTIONS=$((c + 10))
 	done
+	[ "$CALLGRIND" = no ] || SUITE="${SUITE:-select},callgrind"
+	[ -z "$SUITE" ] || expand_suite
+	[ -n "$SUITE" ] || WORKLOADS=(select)
 }
 
-# median, min and max of the numbers given as arguments
-median()
+# expand_suite: SUITE -> WORKLOADS, DO_BUILD, DO_PROBE, DO_CALLGRIND
+expand_suite()
 {
-	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
-		END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+	local item w
+	local -A seen=()
+
+	SAVE=yes
+	for item in ${SUITE//,/ }; do
+		case "$item" in
+			all) WORKLOADS+=("${READ_WORKLOADS[@]}" "${WRITE_WORKLOADS[@]}")
+				DO_BUILD=yes; DO_PROBE=yes; DO_CALLGRIND=yes ;;
+			read) WORKLOADS+=("${READ_WORKLOADS[@]}") ;;
+			write) WORKLOADS+=("${WRITE_WORKLOADS[@]}") ;;
+			build) DO_BUILD=yes ;;
+			probe) DO_PROBE=yes ;;
+			callgrind) DO_CALLGRIND=yes ;;
+			*)
+				[ -f "$BENCH_DIR/workloads/$item.sql" ] ||
+					die "unknown workload or group '$item' (see --help)"
+				WORKLOADS+=("$item")
+				;;
+		esac
+	done
+	# keep the first occurrence of each workload, in the documented order
+	local ordered=()
+	for w in "${READ_WORKLOADS[@]}" "${WRITE_WORKLOADS[@]}"; do
+		for item in "${WORKLOADS[@]}"; do
+			if [ "$item" = "$w" ] && [ -z "${seen[$w]:-}" ]; then
+				ordered+=("$w")
+				seen[$w]=yes
+			fi
+		done
+	done
+	WORKLOADS=("${ordered[@]}")
 }
 
-minimum()
+# --- workload scripts --------------------------------------------------
+
+# wl_meta NAME KEY: the value of the "-- KEY: value" header line of a
+# workload template, empty if there is none
+wl_meta()
 {
-	printf '%s\n' "$@" | sort -g | head -n 1
+	sed -n "s/^-- $2: //p" "$BENCH_DIR/workloads/$1.sql" | head -n 1
 }
 
-maximum()
+# render_script NAME SIDE: write the pgbench script of one side and print
+# its path
+render_script()
 {
-	printf '%s\n' "$@" | sort -g | tail -n 1
+	local name=$1 side=$2 out="$WORK/scripts/$1-$2.sql"
+
+	sed -e "s/@side@/$side/g" \
+		-e "s/@accounts@/$(accounts_table "$side")/g" \
+		-e "s/@accounts_idx@/$(accounts_index "$side")/g" \
+		"$BENCH_DIR/workloads/$name.sql" >"$out" || die "cannot write $out"
+	echo "$out"
 }
 
-# bench_query SCRIPT: the SQL statement of a pgbench script, without the
-# meta-commands, comments and trailing semicolon
-bench_query()
+# statements SCRIPT: the SQL statements of a pgbench script, one a line
+# (every statement of our templates is one line), without the semicolon
+statements()
 {
 	# shellcheck disable=SC1003
 	grep -v -e '^[[:space:]]*\\' -e '^[[:space:]]*--' -e '^[[:space:]]*$' "$1" |
-		tr '\n' ' ' | sed -e 's/[[:space:]]*;[[:space:]]*$//'
+		sed -e 's/[[:space:]]*;[[:space:]]*$//'
 }
 
-# check_plan SCRIPT TABLE INDEX AM: fail unless the script's query runs as an
-# Index Scan using INDEX (whose access method must be AM), both with a
-# literal key and as a generic plan of a prepared statement (what pgbench -M
-# prepared ends up using)
-check_plan()
+# gucs_to_pgoptions "a=b c=d": "-c a=b -c c=d"
+gucs_to_pgoptions()
 {
-	local script=$1 table=$2 index=$3 am=$4 query expected plan got_am
+	local g out=""
 
-	got_am=$(psql_q "SELECT a.amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE c.oid = '$index'::regclass") ||
-		die "cannot look up index $index"
-	[ "$got_am" = "$am" ] || die "index $index uses access method '$got_am', expected '$am'"
-
-	query=$(bench_query "$script")
-	[ -n "$query" ] || die "no SQL statement found in $script"
-	expected="Index Scan using $index on $table"
-
-	plan=$(psql_q "EXPLAIN (COSTS OFF) ${query//:aid/1}") || die "EXPLAIN failed for $script"
-	if [ "$(echo "$plan" | head -n 1)" != "$expected" ]; then
-		echo "$plan" >&2
-		die "$(basename "$script"): expected plan '$expected' (literal key)"
-	fi
-
-	plan=$(psql_q "PREPARE p AS ${query//:aid/\$1}; SET plan_cache_mode = force_generic_plan; EXPLAIN (COSTS OFF) EXECUTE p(1)") ||
-		die "EXPLAIN EXECUTE failed for $script"
-	if [ "$(echo "$plan" | head -n 1)" != "$expected" ]; then
-		echo "$plan" >&2
-		die "$(basename "$script"): expected plan '$expected' (generic plan)"
-	fi
-	log "plan ok: $(basename "$script") -> $expected"
+	for g in $1; do
+		out+="${out:+ }-c $g"
+	done
+	echo "$out"
 }
 
-# run_pgbench SCRIPT CLIENTS SECONDS: run pgbench and set RUN_TPS
+# plan_has PLAN LINE: succeeds if a node or detail line of PLAN, with the
+# indentation and "->  " removed, equals LINE
+plan_has()
+{
+	grep -qxF -- "$2" <<<"$(sed -e 's/^[[:space:]]*//' -e 's/^->[[:space:]]*//' -e 's/[[:space:]]*$//' <<<"$1")"
+}
+
+# check_index SIDE TABLE INDEX: INDEX exists on TABLE with the side's access
+# method, and every index of TABLE uses that access method (so that writes
+# maintain indexes of one kind only)
+check_index()
+{
+	local side=$1 table=$2 index=$3 am got others
+
+	am=$(side_am "$side")
+	got=$(psql_q "SELECT a.amname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+			JOIN pg_am a ON a.oid = c.relam
+			WHERE i.indexrelid = to_regclass($(sql_lit "$index")) AND i.indrelid = to_regclass($(sql_lit "$table"))") ||
+		die "cannot look up index $index"
+	[ "$got" = "$am" ] || die "index $index on $table: access method '${got:-(no such index)}', expected '$am'"
+	others=$(psql_q "SELECT string_agg(c.relname || ' (' || a.amname || ')', ', ')
+			FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
+			WHERE i.indrelid = $(sql_lit "$table")::regclass AND a.amname <> $(sql_lit "$am")") ||
+		die "cannot list the indexes of $table"
+	[ -z "$others" ] || die "$table has indexes of another access method: $others"
+}
+
+# check_plans NAME SIDE SCRIPT: EXPLAIN every statement of SCRIPT with
+# literal keys and as a generic plan; each "-- expect:" line above a
+# statement must appear in both plans, each "-- expect-analyze:" line in
+# EXPLAIN ANALYZE with literal keys.  Dies loudly otherwise.
+check_plans()
+{
+	local name=$1 side=$2 script=$3 line expects=() analyze=() e idx_def
+	local stmt lit gen nparams args plan kind main_line
+
+	read -r -a idx_def <<<"$(wl_meta "$name" index)"
+	[ "${#idx_def[@]}" -eq 2 ] || die "workloads/$name.sql: needs one '-- index: TABLE INDEX' line"
+	check_index "$side" "$(sed -e "s/@side@/$side/g" -e "s/@accounts@/$(accounts_table "$side")/g" <<<"${idx_def[0]}")" \
+		"$(sed -e "s/@side@/$side/g" -e "s/@accounts_idx@/$(accounts_index "$side")/g" <<<"${idx_def[1]}")"
+
+	while IFS= read -r line; do
+		case "$line" in
+			'-- expect: '*) expects+=("${line#-- expect: }"); continue ;;
+			'-- expect-analyze: '*) analyze+=("${line#-- expect-analyze: }"); continue ;;
+			--*|\\*|'') continue ;;
+		esac
+		stmt=${line%;}
+		[ "${#expects[@]}" -gt 0 ] || die "workloads/$name.sql: no '-- expect:' line above: $stmt"
+		# pgbench variables (":name", not "::type"): a literal 1, or $1, $2, ...
+		# one per occurrence, as pgbench -M prepared sends them
+		lit=$(perl -pe 's/(?<![:\w]):[A-Za-z_]\w*/1/g' <<<"$stmt")
+		gen=$(perl -pe 'my $n = 0; s/(?<![:\w]):[A-Za-z_]\w*/"\$" . ++$n/ge' <<<"$stmt")
+		nparams=$(perl -ne 'my $n = () = /(?<![:\w]):[A-Za-z_]\w*/g; print $n' <<<"$stmt")
+		args=""
+		if [ "$nparams" -gt 0 ]; then
+			args="($(printf '1%.0s,' $(seq 1 "$nparams") | sed 's/,$//'))"
+		fi
+		for kind in literal generic; do
+			if [ "$kind" = literal ]; then
+				plan=$(psql_q "EXPLAIN (COSTS OFF) $lit" 2>&1)
+			else
+				plan=$(psql_q "PREPARE bench_p AS $gen" "SET plan_cache_mode = force_generic_plan" \
+					"EXPLAIN (COSTS OFF) EXECUTE bench_p$args" 2>&1)
+			fi || { echo "$plan" >&2; die "$name ($side): EXPLAIN failed ($kind): $stmt"; }
+			for e in "${expects[@]}"; do
+				if ! plan_has "$plan" "$e"; then
+					echo "$plan" >&2
+					die "$name ($side): the $kind plan of '$stmt' has no line '$e'"
+				fi
+			done
+		done
+		if [ "${#analyze[@]}" -gt 0 ]; then
+			plan=$(psql_q "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $lit" 2>&1) ||
+				{ echo "$plan" >&2; die "$name ($side): EXPLAIN ANALYZE failed: $stmt"; }
+			for e in "${analyze[@]}"; do
+				if ! plan_has "$plan" "$e"; then
+					echo "$plan" >&2
+					die "$name ($side): EXPLAIN ANALYZE of '$stmt' has no line '$e'"
+				fi
+			done
+		fi
+		# the scan (or insert) line names the plan in the report
+		main_line=${expects[0]}
+		for e in "${expects[@]}"; do
+			case "$e" in
+				*' using '*|'Insert on '*) main_line=$e; break ;;
+			esac
+		done
+		case "; ${PLAN_SUMMARY[$name:$side]:-}; " in
+			*"; $main_line; "*) ;;
+			*) PLAN_SUMMARY[$name:$side]+="${PLAN_SUMMARY[$name:$side]:+; }$main_line" ;;
+		esac
+		expects=()
+		analyze=()
+	done <"$script"
+}
+
+# run_pgbench SCRIPT CLIENTS SECONDS: run pgbench; set RUN_TPS, RUN_TXNS
+# and RUN_WAL (WAL bytes inserted during the run)
 run_pgbench()
 {
-	local script=$1 clients=$2 seconds=$3 out
+	local script=$1 clients=$2 seconds=$3 out rc lsn threads
 
-	out=$(as_user pgbench -n -M prepared -c "$clients" -j "$clients" -T "$seconds" \
-		-s "$SCALE" -f "$script" 2>&1)
-	local rc=$?
+	threads=$clients
+	[ "$threads" -le "$(nproc)" ] || threads=$(nproc)
+	lsn=$(psql_q "SELECT pg_current_wal_insert_lsn()") || die "cannot read the WAL position"
+	out=$(as_user pgbench -n -M prepared -c "$clients" -j "$threads" -T "$seconds" \
+		-s "$SCALE" -D nrows="$(nrows)" -D ntext="$TEXT_KEYS" -f "$script" 2>&1)
+	rc=$?
 	if [ "$rc" -ne 0 ]; then
 		echo "$out" >&2
 		die "pgbench exited with status $rc ($(basename "$script"), $clients clients)"
 	fi
-	if ! echo "$out" | grep -q '^number of failed transactions: 0 '; then
+	if ! grep -q '^number of failed transactions: 0 ' <<<"$out"; then
 		echo "$out" >&2
 		die "pgbench reported failed transactions ($(basename "$script"), $clients clients)"
 	fi
 	RUN_TPS=$(echo "$out" | awk '$1 == "tps" && $2 == "=" { print $3; exit }')
-	if [ -z "$RUN_TPS" ]; then
+	RUN_TXNS=$(echo "$out" | awk '/^number of transactions actually processed:/ { print $6; exit }')
+	if [ -z "$RUN_TPS" ] || [ -z "$RUN_TXNS" ]; then
 		echo "$out" >&2
 		die "no tps figure in pgbench output"
 	fi
+	RUN_WAL=$(psql_q "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '$lsn')") ||
+		die "cannot read the WAL position"
 }
 
-setup_cluster()
+declare -A TPS=() TXNS=() WALB=() PLAN_SUMMARY=()
+RUN_NO=0
+RUN_TOTAL=0
+
+# run_workload NAME: load its data, check its plans, warm up, and run the
+# interleaved pairs for every client count
+run_workload()
 {
-	PORT=$(pick_port) || die "no free port in 55000-55999"
-	log "initdb in $WORK/data, port $PORT, socket directory $WORK/sock"
-	mkdir "$WORK/sock" && chown "$BENCH_USER:" "$WORK/sock"
-	as_user initdb -D "$WORK/data" --auth=trust --no-sync \
-		--locale=C.UTF-8 --encoding=UTF8 >"$WORK/initdb.log" 2>&1 ||
-		{ cat "$WORK/initdb.log" >&2; die "initdb failed"; }
-	cat >>"$WORK/data/postgresql.conf" <<-CONF
+	local name=$1 title reset prewarm_rels c p side script
+	local -A scripts
 
-		# bench/run.sh: throwaway benchmark cluster.  Durability is off, which
-		# is acceptable only because the measured workload is read-only.
-		port = $PORT
-		listen_addresses = ''
-		unix_socket_directories = '$WORK/sock'
-		max_connections = 50
-		shared_buffers = 1GB
-		fsync = off
-		full_page_writes = off
-		synchronous_commit = off
-		max_wal_size = 4GB
-		checkpoint_timeout = 30min
-	CONF
-	CLUSTER_STARTED=yes
-	as_user pg_ctl start -D "$WORK/data" -l "$WORK/server.log" -w -t 120 >/dev/null ||
-		{ cat "$WORK/server.log" >&2; die "the benchmark cluster did not start"; }
-	as_user createdb "$BENCH_DB" || die "createdb failed"
+	title=$(wl_meta "$name" title)
+	reset=$(wl_meta "$name" reset)
+	# shellcheck disable=SC2046
+	load_data $(wl_meta "$name" data)
+	BENCH_PGOPTIONS=$(gucs_to_pgoptions "$(wl_meta "$name" gucs)")
+	mkdir -p "$WORK/scripts"
+	echo
+	log "workload $name: $title${BENCH_PGOPTIONS:+ (PGOPTIONS: $BENCH_PGOPTIONS)}"
+	for side in bt fbt; do
+		scripts[$side]=$(render_script "$name" "$side")
+		[ -z "$reset" ] || reset_data "$reset" "$side"
+		check_plans "$name" "$side" "${scripts[$side]}"
+		log "plan ok: $name ($side): ${PLAN_SUMMARY[$name:$side]}"
+		if [ -z "$reset" ]; then
+			read -r -a prewarm_rels <<<"$(wl_meta "$name" index | sed -e "s/@side@/$side/g" \
+				-e "s/@accounts@/$(accounts_table "$side")/g" -e "s/@accounts_idx@/$(accounts_index "$side")/g")"
+			prewarm "${prewarm_rels[@]}"
+		fi
+	done
+	case "$name" in
+		join) prewarm nl_driver ;;
+		text_c|text_default) prewarm text_keys text_keys_pkey ;;
+	esac
+	for side in bt fbt; do
+		run_pgbench "${scripts[$side]}" 1 "$WARMUP_SECONDS"
+	done
+
+	for c in $CLIENTS; do
+		for p in $(seq 1 "$PAIRS"); do
+			for side in bt fbt; do
+				[ -z "$reset" ] || reset_data "$reset" "$side"
+				RUN_NO=$((RUN_NO + 1))
+				run_pgbench "${scripts[$side]}" "$c" "$DURATION"
+				TPS[$name:$c:$p:$side]=$RUN_TPS
+				TXNS[$name:$c:$p:$side]=$RUN_TXNS
+				WALB[$name:$c:$p:$side]=$RUN_WAL
+				printf '%s: [%3d/%d] %-13s clients=%-3s pair %d/%d  %-9s %11.1f tps' \
+					"$LOG_TAG" "$RUN_NO" "$RUN_TOTAL" "$name" "$c" "$p" "$PAIRS" "$(side_am "$side")" "$RUN_TPS"
+				[ -z "$reset" ] || printf '  %6.0f WAL bytes/txn' "$(awk -v w="$RUN_WAL" -v n="$RUN_TXNS" 'BEGIN { print w / n }')"
+				echo
+				printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$c" "$p" "$(side_am "$side")" \
+					"$RUN_TPS" "$RUN_TXNS" "$RUN_WAL" >>"$WORK/runs.tsv"
+			done
+		done
+	done
+	BENCH_PGOPTIONS=
 }
 
-load_data()
+# --- build and probe benchmarks -------------------------------------------
+
+declare -A BUILD_MS=() BUILD_BYTES=() PROBE_NS=() PROBE_FOUND=()
+
+# build_phase: CREATE INDEX time and size for each key type, both access
+# methods interleaved, on the same table
+build_phase()
 {
-	log "pgbench -i -s $SCALE ($((SCALE * 100000)) accounts)"
-	as_user pgbench -i -q -s "$SCALE" || die "pgbench -i failed"
+	local type target p am out ms bytes i=0 n
 
-	log "copying pgbench_accounts to $FBT_TABLE and indexing it USING $FBT_AM"
-	psql_q "CREATE EXTENSION $FBT_AM" || die "CREATE EXTENSION $FBT_AM failed"
-	psql_q "CREATE TABLE $FBT_TABLE AS SELECT * FROM pgbench_accounts ORDER BY aid" ||
-		die "copying pgbench_accounts failed"
-	psql_q "CREATE UNIQUE INDEX $FBT_INDEX ON $FBT_TABLE USING $FBT_AM (aid)" ||
-		die "CREATE UNIQUE INDEX ... USING $FBT_AM failed"
-	psql_q "VACUUM ANALYZE pgbench_accounts" || die "VACUUM ANALYZE failed"
-	psql_q "VACUUM ANALYZE $FBT_TABLE" || die "VACUUM ANALYZE failed"
-	psql_q "CHECKPOINT" || die "CHECKPOINT failed"
+	load_data accounts int8 ts text two
+	n=$((${#KEY_TYPES[@]} * PAIRS * 2))
+	echo
+	log "index builds: CREATE INDEX on the same table with each access method, $PAIRS pairs per key type"
+	for type in "${KEY_TYPES[@]}"; do
+		target=$(probe_build_target "$type")
+		for p in $(seq 1 "$PAIRS"); do
+			for am in btree "$FBT_AM"; do
+				i=$((i + 1))
+				psql_q "CHECKPOINT" || die "CHECKPOINT failed"
+				out=$(printf '%s\n' '\timing on' \
+					"CREATE INDEX bench_build_tmp ON ${target% (*} USING $am (${target#* (};" \
+					'\timing off' \
+					"SELECT pg_relation_size('bench_build_tmp');" \
+					"DROP INDEX bench_build_tmp;" | as_user psql -X -q -A -t -v ON_ERROR_STOP=1 2>&1) ||
+					{ echo "$out" >&2; die "index build failed ($type, $am)"; }
+				ms=$(sed -n 's/^Time: \([0-9.]*\) ms.*$/\1/p' <<<"$out" | head -n 1)
+				bytes=$(grep -x '[0-9][0-9]*' <<<"$out" | tail -n 1)
+				if [ -z "$ms" ] || [ -z "$bytes" ]; then
+					echo "$out" >&2
+					die "no timing or size from the index build"
+				fi
+				BUILD_MS[$type:$p:$am]=$ms
+				BUILD_BYTES[$type:$am]=$bytes
+				printf '%s: [%2d/%d] build %-13s pair %d/%d  %-9s %10.1f ms %12s bytes\n' \
+					"$LOG_TAG" "$i" "$n" "$type" "$p" "$PAIRS" "$am" "$ms" "$bytes"
+				printf 'build\t%s\t%s\t%s\t%s\t%s\n' "$type" "$p" "$am" "$ms" "$bytes" >>"$WORK/runs.tsv"
+			done
+		done
+	done
 }
 
-print_sizes()
+# probe_phase: fastbtree_probe() ns/probe for each key type, btree and
+# fastbtree with fast_compare off and on, interleaved
+probe_phase()
+{
+	local type config r index keys out i=0 n
+
+	load_data probekeys
+	n=$((${#KEY_TYPES[@]} * PAIRS * 3))
+	echo
+	log "in-server probes: fastbtree_probe() over $PROBE_KEYS keys x $PROBE_LOOPS loops per call, $PAIRS rounds"
+	for type in "${KEY_TYPES[@]}"; do
+		keys=$(probe_keys_table "$type")
+		prewarm "$(probe_index "$type" bt)" "$(probe_index "$type" fbt)" "$keys"
+		for config in btree fbt_off fbt_on; do
+			psql_q "SET fastbtree.fast_compare = $(config_fast_compare "$config")" \
+				"SELECT fastbtree_probe('$(probe_index "$type" "$(config_side "$config")")', (SELECT keys FROM $keys), 1)" \
+				>/dev/null || die "fastbtree_probe failed ($type, $config)"
+		done
+		for r in $(seq 1 "$PAIRS"); do
+			for config in btree fbt_off fbt_on; do
+				i=$((i + 1))
+				index=$(probe_index "$type" "$(config_side "$config")")
+				out=$(psql_q "SET fastbtree.fast_compare = $(config_fast_compare "$config")" \
+					"SELECT ns_per_probe, found FROM fastbtree_probe('$index', (SELECT keys FROM $keys), $PROBE_LOOPS)") ||
+					die "fastbtree_probe failed ($type, $config)"
+				PROBE_NS[$type:$r:$config]=${out%%|*}
+				PROBE_FOUND[$type:$config]=${out#*|}
+				printf '%s: [%2d/%d] probe %-13s round %d/%d  %-28s %9.1f ns/probe\n' \
+					"$LOG_TAG" "$i" "$n" "$type" "$r" "$PAIRS" "$(config_label "$config")" "${out%%|*}"
+				printf 'probe\t%s\t%s\t%s\t%s\t%s\n' "$type" "$r" "$config" "${out%%|*}" "${out#*|}" >>"$WORK/runs.tsv"
+			done
+		done
+		if [ "${PROBE_FOUND[$type:btree]}" != "${PROBE_FOUND[$type:fbt_on]}" ] ||
+			[ "${PROBE_FOUND[$type:btree]}" != "${PROBE_FOUND[$type:fbt_off]}" ]; then
+			die "probe $type: btree found ${PROBE_FOUND[$type:btree]} TIDs, fastbtree ${PROBE_FOUND[$type:fbt_off]} (off) ${PROBE_FOUND[$type:fbt_on]} (on)"
+		fi
+	done
+}
+
+# --- report ---------------------------------------------------------------
+
+pretty_bytes()
+{
+	awk -v b="$1" 'BEGIN { printf "%.1f MB\n", b / 1048576 }'
+}
+
+report_header()
+{
+	echo "# fastbtree benchmark: btree vs $FBT_AM"
+	echo
+	echo "- $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname -s); command: \`$COMMAND_LINE\`"
+	echo "- $(as_user postgres --version); fastbtree source $(source_revision), built with PGXS defaults (no assertions)"
+	echo "- CPU: $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) cores; $(uname -sr)"
+	echo "- scale $SCALE: $(nrows) rows per table; $PAIRS pairs of ${DURATION}s runs per client count; clients: $CLIENTS"
+	echo "- pgbench -n -M prepared -c CLIENTS -j min(CLIENTS, cores); runs interleaved btree, $FBT_AM, btree, $FBT_AM, ..."
+	echo "- shared_buffers = $SHARED_BUFFERS; fsync and synchronous_commit off, full_page_writes on; autovacuum, JIT and"
+	echo "  parallel query and parallel index builds off (fastbtree has none); database locale C.UTF-8"
+	echo "- ratio = median over the pairs of (fastbtree / btree) of runs made back to back; min–max = range of those ratios."
+	echo "  The machine is shared and noisy: trust the ratios and their range more than the absolute figures."
+}
+
+# workload_table NAME: the markdown table of one workload
+workload_table()
+{
+	local name=$1 c p reset bt fb r
+	local -a bts fbs ratios wbt wfb
+
+	reset=$(wl_meta "$name" reset)
+	if [ -n "$reset" ]; then
+		echo "| clients | btree tps | $FBT_AM tps | ratio $FBT_AM/btree | ratio min–max | WAL bytes/txn btree | WAL bytes/txn $FBT_AM |"
+		echo "|--:|--:|--:|--:|--:|--:|--:|"
+	else
+		echo "| clients | btree tps | $FBT_AM tps | ratio $FBT_AM/btree | ratio min–max |"
+		echo "|--:|--:|--:|--:|--:|"
+	fi
+	for c in $CLIENTS; do
+		bts=(); fbs=(); ratios=(); wbt=(); wfb=()
+		for p in $(seq 1 "$PAIRS"); do
+			bt=${TPS[$name:$c:$p:bt]}
+			fb=${TPS[$name:$c:$p:fbt]}
+			bts+=("$bt")
+			fbs+=("$fb")
+			ratios+=("$(ratio "$fb" "$bt")")
+			wbt+=("$(ratio "${WALB[$name:$c:$p:bt]}" "${TXNS[$name:$c:$p:bt]}")")
+			wfb+=("$(ratio "${WALB[$name:$c:$p:fbt]}" "${TXNS[$name:$c:$p:fbt]}")")
+		done
+		r=$(median "${ratios[@]}")
+		printf '| %s | %.1f | %.1f | %.3f | %.3f–%.3f |' "$c" "$(median "${bts[@]}")" "$(median "${fbs[@]}")" \
+			"$r" "$(minimum "${ratios[@]}")" "$(maximum "${ratios[@]}")"
+		[ -z "$reset" ] || printf ' %.0f | %.0f |' "$(median "${wbt[@]}")" "$(median "${wfb[@]}")"
+		echo
+		RATIO[$name:$c]=$r
+		RATIO_MIN[$name:$c]=$(minimum "${ratios[@]}")
+		RATIO_MAX[$name:$c]=$(maximum "${ratios[@]}")
+		TPS_MED[$name:$c:bt]=$(median "${bts[@]}")
+		TPS_MED[$name:$c:fbt]=$(median "${fbs[@]}")
+		TPS_MIN[$name:$c:bt]=$(minimum "${bts[@]}")
+		TPS_MIN[$name:$c:fbt]=$(minimum "${fbs[@]}")
+		TPS_MAX[$name:$c:bt]=$(maximum "${bts[@]}")
+		TPS_MAX[$name:$c:fbt]=$(maximum "${fbs[@]}")
+	done
+}
+
+declare -A RATIO=() RATIO_MIN=() RATIO_MAX=() TPS_MED=() TPS_MIN=() TPS_MAX=()
+CHARTS=()
+CALLGRIND_ANNOTATE=
+
+report_workloads()
+{
+	local name c stmt
+
+	for name in "${WORKLOADS[@]}"; do
+		echo
+		echo "### $name: $(wl_meta "$name" title)"
+		echo
+		echo "btree side (the $FBT_AM side uses the copies with _fbt names):"
+		echo
+		echo '```sql'
+		statements "$WORK/scripts/$name-bt.sql"
+		echo '```'
+		echo
+		echo "Plans checked with EXPLAIN, btree: ${PLAN_SUMMARY[$name:bt]}; $FBT_AM: ${PLAN_SUMMARY[$name:fbt]}."
+		if [ -n "$(wl_meta "$name" gucs)" ]; then
+			echo "Session settings: \`$(wl_meta "$name" gucs)\`."
+		fi
+		if [ -n "$(wl_meta "$name" reset)" ]; then
+			echo "Before every run the table is rebuilt from its base copy (CREATE TABLE AS, CREATE INDEX, VACUUM ANALYZE, CHECKPOINT, pg_prewarm)."
+		fi
+		echo
+		workload_table "$name"
+	done
+}
+
+# summary of ratios, one row per workload
+report_summary()
+{
+	local name c
+
+	echo
+	echo "## Summary: throughput ratio $FBT_AM/btree (median of pairs; above 1 means $FBT_AM is faster)"
+	echo
+	printf '| workload |'
+	for c in $CLIENTS; do printf ' %s client%s |' "$c" "$([ "$c" = 1 ] || echo s)"; done
+	echo
+	printf '|---|'
+	for c in $CLIENTS; do printf -- '--:|'; done
+	echo
+	for name in "${WORKLOADS[@]}"; do
+		printf '| %s |' "$name"
+		for c in $CLIENTS; do printf ' %.3f (%.2f–%.2f) |' "${RATIO[$name:$c]}" "${RATIO_MIN[$name:$c]}" "${RATIO_MAX[$name:$c]}"; done
+		echo
+	done
+}
+
+report_builds()
+{
+	local type p bt fb ratios
+
+	echo
+	echo "## Index build: CREATE INDEX time and size"
+	echo
+	echo "Each key type is indexed on the same table (the btree copy) by each access method in turn,"
+	echo "$PAIRS pairs, with a CHECKPOINT before each build; maintenance_work_mem = 512MB, serial builds."
+	echo "Time ratio below 1 means $FBT_AM builds faster."
+	echo
+	echo "| key type | table (columns) | btree ms | $FBT_AM ms | time ratio $FBT_AM/btree | min–max | btree size | $FBT_AM size | size ratio |"
+	echo "|---|---|--:|--:|--:|--:|--:|--:|--:|"
+	for type in "${KEY_TYPES[@]}"; do
+		local -a bts=() fbs=() ratios=()
+		for p in $(seq 1 "$PAIRS"); do
+			bt=${BUILD_MS[$type:$p:btree]}
+			fb=${BUILD_MS[$type:$p:$FBT_AM]}
+			bts+=("$bt"); fbs+=("$fb"); ratios+=("$(ratio "$fb" "$bt")")
+		done
+		printf '| %s | %s | %.0f | %.0f | %.3f | %.3f–%.3f | %s | %s | %.3f |\n' "$(type_label "$type")" \
+			"$(probe_build_target "$type")" "$(median "${bts[@]}")" "$(median "${fbs[@]}")" \
+			"$(median "${ratios[@]}")" "$(minimum "${ratios[@]}")" "$(maximum "${ratios[@]}")" \
+			"$(pretty_bytes "${BUILD_BYTES[$type:btree]}")" "$(pretty_bytes "${BUILD_BYTES[$type:$FBT_AM]}")" \
+			"$(ratio "${BUILD_BYTES[$type:$FBT_AM]}" "${BUILD_BYTES[$type:btree]}")"
+	done
+}
+
+report_probes()
+{
+	local type r config
+
+	echo
+	echo "## In-server probes: fastbtree_probe() ns per probe"
+	echo
+	echo "Index probes through index_rescan/index_getnext_tid without parser, planner or executor (the heap"
+	echo "is not visited): $PROBE_KEYS random existing keys in random order, $PROBE_LOOPS loops per call, $PAIRS rounds of"
+	echo "btree, fastbtree with fastbtree.fast_compare off, and on.  Wall-clock time, so machine noise shows;"
+	echo "ratios below 1 mean $FBT_AM is faster.  Both access methods found the same number of TIDs."
+	echo
+	echo "| key type | btree ns | fbt (off) ns | fbt (on) ns | on/btree | on/btree min–max | off/btree |"
+	echo "|---|--:|--:|--:|--:|--:|--:|"
+	for type in "${KEY_TYPES[@]}"; do
+		local -a b=() f0=() f1=() on=() off=()
+		for r in $(seq 1 "$PAIRS"); do
+			b+=("${PROBE_NS[$type:$r:btree]}")
+			f0+=("${PROBE_NS[$type:$r:fbt_off]}")
+			f1+=("${PROBE_NS[$type:$r:fbt_on]}")
+			on+=("$(ratio "${PROBE_NS[$type:$r:fbt_on]}" "${PROBE_NS[$type:$r:btree]}")")
+			off+=("$(ratio "${PROBE_NS[$type:$r:fbt_off]}" "${PROBE_NS[$type:$r:btree]}")")
+		done
+		printf '| %s | %.0f | %.0f | %.0f | %.3f | %.3f–%.3f | %.3f |\n' "$(type_label "$type")" \
+			"$(median "${b[@]}")" "$(median "${f0[@]}")" "$(median "${f1[@]}")" \
+			"$(median "${on[@]}")" "$(minimum "${on[@]}")" "$(maximum "${on[@]}")" "$(median "${off[@]}")"
+		printf '%s\t%s\t%s\t%s\n' "$type" "$(median "${b[@]}")" "$(median "${f0[@]}")" "$(median "${f1[@]}")" \
+			>>"$WORK/probe.tsv"
+	done
+}
+
+report_sizes()
 {
 	echo
-	echo "Relation sizes:"
+	echo "## Relation sizes"
 	echo
-	echo "| relation | access method | size | bytes |"
-	echo "|---|---|--:|--:|"
-	psql_q "SELECT format('| %s | %s | %s | %s |', c.relname, coalesce(a.amname, '-'),
-			pg_size_pretty(pg_relation_size(c.oid)), pg_relation_size(c.oid))
-		FROM pg_class c LEFT JOIN pg_am a ON a.oid = c.relam
-		WHERE c.relname IN ('pgbench_accounts', '$BTREE_INDEX', '$FBT_TABLE', '$FBT_INDEX')
+	echo "Tables of the read workloads and of the probe and build benchmarks (write workloads rebuild theirs)."
+	echo
+	echo "| relation | access method | size |"
+	echo "|---|---|--:|"
+	psql_q "SELECT format('| %s | %s | %s |', c.relname, coalesce(a.amname, 'heap'), pg_size_pretty(pg_relation_size(c.oid)))
+		FROM pg_class c LEFT JOIN pg_am a ON a.oid = c.relam AND c.relkind = 'i'
+		WHERE c.relnamespace = 'public'::regnamespace AND c.relkind IN ('r', 'i')
+			AND c.relname !~ '^(pgbench_(branches|tellers|history)|pk_|word_list|ins_|mixed_)'
 		ORDER BY c.relname" || die "size query failed"
-	echo
 }
 
-warm_up()
+# --- charts -------------------------------------------------------------
+
+# write_charts STEM: PNG charts next to the results file, with gnuplot
+write_charts()
 {
-	log "warming up: pg_prewarm of both tables and indexes, ${WARMUP_SECONDS}s unrecorded run of each script"
-	psql_q "CREATE EXTENSION pg_prewarm" || die "CREATE EXTENSION pg_prewarm failed"
-	psql_q "SELECT pg_prewarm('pgbench_accounts'), pg_prewarm('$BTREE_INDEX'),
-			pg_prewarm('$FBT_TABLE'), pg_prewarm('$FBT_INDEX')" >/dev/null ||
-		die "pg_prewarm failed"
-	run_pgbench "$BTREE_SCRIPT" 1 "$WARMUP_SECONDS"
-	run_pgbench "$FBT_SCRIPT" 1 "$WARMUP_SECONDS"
+	local stem=$1 name c names="" clients_list="" dat
+
+	ensure_packages "charts" gnuplot-nox
+	dat="$WORK/charts"
+	mkdir -p "$dat"
+	: >"$dat/tps.dat"
+	: >"$dat/ratio.dat"
+	for name in "${WORKLOADS[@]}"; do
+		names+="${names:+ }$name"
+		{
+			echo "# clients btree min max fastbtree min max ($name)"
+			for c in $CLIENTS; do
+				echo "$c ${TPS_MED[$name:$c:bt]} ${TPS_MIN[$name:$c:bt]} ${TPS_MAX[$name:$c:bt]} ${TPS_MED[$name:$c:fbt]} ${TPS_MIN[$name:$c:fbt]} ${TPS_MAX[$name:$c:fbt]}"
+			done
+			printf '\n\n'
+		} >>"$dat/tps.dat"
+		{
+			printf '%s' "$name"
+			for c in $CLIENTS; do
+				printf ' %s %s %s' "${RATIO[$name:$c]}" "${RATIO_MIN[$name:$c]}" "${RATIO_MAX[$name:$c]}"
+			done
+			echo
+		} >>"$dat/ratio.dat"
+	done
+	clients_list=$CLIENTS
+	CHARTS=()
+	if [ "${#WORKLOADS[@]}" -gt 0 ]; then
+		draw_chart "$stem-tps.png" tps "$names" "$clients_list"
+		draw_chart "$stem-ratio.png" ratio "$names" "$clients_list"
+	fi
+	if [ -s "$WORK/probe.tsv" ] || [ -s "$WORK/callgrind.tsv" ]; then
+		cp "$WORK/probe.tsv" "$dat/probe.dat" 2>/dev/null || : >"$dat/probe.dat"
+		cp "$WORK/callgrind.tsv" "$dat/callgrind.dat" 2>/dev/null || : >"$dat/callgrind.dat"
+		draw_chart "$stem-probe.png" probe "" ""
+	fi
+}
+
+# draw_chart PNG KIND NAMES CLIENTS: run charts.gp; a failure only warns
+draw_chart()
+{
+	if gnuplot -e "datadir='$WORK/charts'; out='$1'; chart='$2'; names='$3'; clients='$4'" \
+		"$BENCH_DIR/charts.gp" 2>"$WORK/charts/gnuplot.log"; then
+		CHARTS+=("$1")
+	else
+		warn "gnuplot failed for the $2 chart: $(cat "$WORK/charts/gnuplot.log")"
+	fi
 }
 
 main()
 {
-	local c p nruns run
+	local name started stem report md
 
 	parse_args "$@"
+	started=$(date +%s)
+	bench_prepare
+	[ "$SAVE" = no ] || { mkdir -p "$RESULTS_DIR" && [ -w "$RESULTS_DIR" ]; } ||
+		die "cannot write to $RESULTS_DIR"
+	[ "$SAVE" = no ] || RESULTS_DIR=$(cd "$RESULTS_DIR" && pwd)
+	build_extension
+	setup_cluster
+	load_data accounts
 
-	[ "$(id -u)" -eq 0 ] || die "must be run as root (it creates the user $BENCH_USER and installs the extension)"
-	[ -x "$PG_CONFIG" ] || die "$PG_CONFIG not found; run scripts/install-deps.sh first"
-	command -v runuser >/dev/null 2>&1 || die "runuser not found (package util-linux)"
-	PG_BINDIR=$("$PG_CONFIG" --bindir)
-	[ -x "$PG_BINDIR/pgbench" ] || die "$PG_BINDIR/pgbench not found; run scripts/install-deps.sh first"
+	RUN_TOTAL=$((${#WORKLOADS[@]} * $(wc -w <<<"$CLIENTS") * PAIRS * 2))
+	log "plan: ${#WORKLOADS[@]} pgbench workload(s) (${WORKLOADS[*]:-none}), $RUN_TOTAL runs of ${DURATION}s$(
+		[ "$DO_BUILD" = no ] || echo ", index builds")$([ "$DO_PROBE" = no ] || echo ", in-server probes")$(
+		[ "$DO_CALLGRIND" = no ] || echo ", callgrind")"
+	for name in "${WORKLOADS[@]}"; do
+		run_workload "$name"
+	done
+	[ "$DO_BUILD" = no ] || build_phase
+	[ "$DO_PROBE" = no ] || probe_phase
 
-	if ! id -u "$BENCH_USER" >/dev/null 2>&1; then
-		log "creating OS user $BENCH_USER"
-		useradd --system --user-group --no-create-home --home-dir /nonexistent \
-			--shell /usr/sbin/nologin "$BENCH_USER" ||
-			id -u "$BENCH_USER" >/dev/null 2>&1 ||	# created meanwhile by a concurrent run
-			die "useradd $BENCH_USER failed"
+	report="$WORK/report.md"
+	# the workload tables compute the ratios that the summary shows first
+	report_workloads >"$WORK/workloads.md"
+	{
+		report_header
+		[ "${#WORKLOADS[@]}" -eq 0 ] || report_summary
+		[ "$SAVE" = no ] || echo "CHARTS_PLACEHOLDER"
+		if [ "${#WORKLOADS[@]}" -gt 0 ]; then
+			echo
+			echo "## pgbench workloads"
+			cat "$WORK/workloads.md"
+		fi
+		[ "$DO_BUILD" = no ] || report_builds
+		[ "$DO_PROBE" = no ] || report_probes
+		report_sizes
+	} >"$report"
+
+	if [ "$DO_CALLGRIND" = yes ]; then
+		stem=$(results_stem "$RESULTS_DIR" "")
+		CALLGRIND_ANNOTATE="$stem-callgrind-int4-$FBT_AM.txt"
+		echo
+		callgrind_phase "$WORK/callgrind.md" "$CALLGRIND_ANNOTATE"
+		callgrind_section "$WORK/callgrind.md" "$CALLGRIND_ANNOTATE" >>"$report"
 	fi
 
-	trap cleanup EXIT
-	trap 'exit 130' INT
-	trap 'exit 143' TERM
-
-	WORK=$(mktemp -d "${TMPDIR:-/tmp}/fastbtree-bench.XXXXXX") || die "mktemp failed"
-	# The server tools run as another user and may not be able to enter the
-	# caller's directory.
-	cd "$WORK" || die "cannot enter $WORK"
-	mkdir "$WORK/src"
-	tar -C "$SRC_DIR" -cf - \
-		--exclude=./.git --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
-		--exclude=./results --exclude=./output_iso --exclude=./tmp_check \
-		--exclude=./tmp_check_iso --exclude=./log --exclude='./regression.*' \
-		. | tar -C "$WORK/src" -xf - || die "copying the source tree failed"
-	chown -R "$BENCH_USER:" "$WORK"
-	as_user test -w "$WORK" || die "$BENCH_USER cannot write $WORK (check TMPDIR permissions)"
-	BTREE_SCRIPT="$WORK/src/bench/select_btree.sql"
-	FBT_SCRIPT="$WORK/src/bench/select_fastbtree.sql"
-
-	log "building and installing the extension (make && make install)"
-	(cd "$WORK/src" && as_user make -j"$(nproc)" PG_CONFIG="$PG_CONFIG" >"$WORK/build.log" 2>&1) ||
-		{ cat "$WORK/build.log" >&2; die "build failed"; }
-	(cd "$WORK/src" && make install PG_CONFIG="$PG_CONFIG" >>"$WORK/build.log" 2>&1) ||
-		{ cat "$WORK/build.log" >&2; die "make install failed"; }
-
-	setup_cluster
-	load_data
-
-	echo
-	echo "## fastbtree benchmark: point selects, btree vs $FBT_AM"
-	echo
-	echo "- $(as_user postgres --version)"
-	echo "- CPU: $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) cores; $(uname -sr)"
-	echo "- scale $SCALE ($((SCALE * 100000)) rows per table), $PAIRS pairs of ${DURATION}s runs per client count, clients: $CLIENTS"
-	echo "- pgbench -n -M prepared -j CLIENTS -c CLIENTS; runs interleaved btree, $FBT_AM, btree, $FBT_AM, ..."
-	echo "- shared_buffers = 1GB, max_connections = 50; fsync, full_page_writes and synchronous_commit off (read-only workload)"
-	print_sizes
-
-	check_plan "$BTREE_SCRIPT" pgbench_accounts "$BTREE_INDEX" btree
-	check_plan "$FBT_SCRIPT" "$FBT_TABLE" "$FBT_INDEX" "$FBT_AM"
-
-	warm_up
-
-	declare -A TPS
-	nruns=$(($(wc -w <<<"$CLIENTS") * PAIRS * 2))
-	run=0
-	for c in $CLIENTS; do
-		for p in $(seq 1 "$PAIRS"); do
-			run=$((run + 1))
-			run_pgbench "$BTREE_SCRIPT" "$c" "$DURATION"
-			TPS[$c:$p:btree]=$RUN_TPS
-			printf 'bench: [%2d/%d] clients=%-3s pair %d/%d  btree      %12.1f tps\n' \
-				"$run" "$nruns" "$c" "$p" "$PAIRS" "$RUN_TPS"
-			run=$((run + 1))
-			run_pgbench "$FBT_SCRIPT" "$c" "$DURATION"
-			TPS[$c:$p:fbt]=$RUN_TPS
-			printf 'bench: [%2d/%d] clients=%-3s pair %d/%d  %-10s %12.1f tps\n' \
-				"$run" "$nruns" "$c" "$p" "$PAIRS" "$FBT_AM" "$RUN_TPS"
-		done
-	done
-
-	echo
-	echo "### Results (scale $SCALE, ${DURATION}s runs, $PAIRS pairs)"
-	echo
-	echo "| clients | btree tps (median) | $FBT_AM tps (median) | ratio $FBT_AM/btree (median of pairs) | ratio min–max |"
-	echo "|--:|--:|--:|--:|--:|"
-	for c in $CLIENTS; do
-		local bt=() fb=() ratios=()
-		for p in $(seq 1 "$PAIRS"); do
-			bt+=("${TPS[$c:$p:btree]}")
-			fb+=("${TPS[$c:$p:fbt]}")
-			ratios+=("$(awk -v a="${TPS[$c:$p:fbt]}" -v b="${TPS[$c:$p:btree]}" 'BEGIN { printf "%.6f", a / b }')")
-		done
-		printf '| %s | %.1f | %.1f | %.3f | %.3f–%.3f |\n' "$c" \
-			"$(median "${bt[@]}")" "$(median "${fb[@]}")" "$(median "${ratios[@]}")" \
-			"$(minimum "${ratios[@]}")" "$(maximum "${ratios[@]}")"
-	done
-	echo
-	echo "Raw tps per pair (btree / $FBT_AM):"
-	for c in $CLIENTS; do
-		printf '  clients=%s:' "$c"
-		for p in $(seq 1 "$PAIRS"); do
-			printf ' %.1f/%.1f' "${TPS[$c:$p:btree]}" "${TPS[$c:$p:fbt]}"
-		done
+	{
 		echo
+		echo "Total time: $(( ($(date +%s) - started) / 60 )) min."
+	} >>"$report"
+
+	if [ "$SAVE" = no ]; then
+		echo
+		cat "$report"
+		return 0
+	fi
+	stem=${stem:-$(results_stem "$RESULTS_DIR" "")}
+	cp "$WORK/runs.tsv" "$stem.tsv" 2>/dev/null || : >"$stem.tsv"
+	write_charts "$stem"
+	md="$stem.md"
+	{
+		local line png
+		while IFS= read -r line; do
+			if [ "$line" = CHARTS_PLACEHOLDER ]; then
+				if [ "${#CHARTS[@]}" -gt 0 ]; then
+					echo
+					for png in "${CHARTS[@]}"; do
+						echo "![$(basename "$png" .png)]($(basename "$png"))"
+					done
+				fi
+				echo
+				echo "Raw runs (one line per run): [$(basename "$stem.tsv")]($(basename "$stem.tsv"))"
+			else
+				printf '%s\n' "$line"
+			fi
+		done <"$report"
+	} >"$md"
+	echo
+	cat "$md"
+	echo
+	log "results: $md"
+	for png in "${CHARTS[@]}"; do
+		log "chart:   $png"
 	done
+	[ "$DO_CALLGRIND" = no ] || log "callgrind_annotate: $CALLGRIND_ANNOTATE"
 }
 
 main "$@"

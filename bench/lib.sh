@@ -1,0 +1,842 @@
+# shellcheck shell=bash
+#
+# bench/lib.sh
+#	Shared by bench/run.sh and bench/callgrind.sh: the private build of the
+#	extension, the throwaway cluster, the benchmark data sets, statistics
+#	helpers and the callgrind measurement.
+#
+# Sourced, not executed.  The caller sets LOG_TAG (the prefix of its log
+# lines), may override the defaults below from its command line, and then
+# calls bench_prepare, build_extension and setup_cluster in that order.
+#
+# Every data set exists twice with identical contents and physical order:
+# once indexed USING btree (names with "_bt", or pgbench's own names) and
+# once USING fastbtree (names with "_fbt").  A "side" below is bt or fbt.
+
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+BENCH_USER=fbbench
+BENCH_DB=fbbench
+FBT_AM=fastbtree
+WORDS_FILE=/usr/share/dict/american-english
+
+# Defaults; the callers' options override them.
+SCALE=10
+SHARED_BUFFERS=2GB
+MAX_CONNECTIONS=50
+KEEP=no
+
+# Keys per fastbtree_probe() call (in-server probe benchmark and callgrind)
+# and rows of the nested-loop driver table.
+PROBE_KEYS=20000
+NL_KEYS=2000
+
+BENCH_DIR=${BENCH_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}
+SRC_DIR=$(cd "$BENCH_DIR/.." && pwd)
+WORK=
+PORT=
+PG_BINDIR=
+CLUSTER_STARTED=no
+# Extra server settings for the connections the next as_user opens, as in
+# PGOPTIONS ("-c name=value ...").
+BENCH_PGOPTIONS=
+# data set name -> yes, once loaded
+declare -A LOADED=()
+# number of distinct text keys, once the text data set is loaded
+TEXT_KEYS=0
+
+# The key types of the probe, build and callgrind measurements, in report
+# order.  probe_index, probe_keys_table, probe_build_target and type_label
+# describe each.
+KEY_TYPES=(int4 int8 timestamptz text_c text_default twocol)
+
+log()
+{
+	echo "$LOG_TAG: $*"
+}
+
+warn()
+{
+	echo "$LOG_TAG: warning: $*" >&2
+}
+
+die()
+{
+	echo "$LOG_TAG: ERROR: $*" >&2
+	exit 1
+}
+
+as_user()
+{
+	runuser -u "$BENCH_USER" -- env \
+		HOME="$WORK" \
+		PATH="$PG_BINDIR:/usr/local/bin:/usr/bin:/bin" \
+		LANG=C.UTF-8 LC_ALL=C.UTF-8 \
+		PGHOST="$WORK/sock" PGPORT="$PORT" PGUSER="$BENCH_USER" PGDATABASE="$BENCH_DB" \
+		PGOPTIONS="$BENCH_PGOPTIONS" \
+		"$@"
+}
+
+# psql_q SQL...: run each SQL in turn in one session of the benchmark
+# database; print unaligned tuples only
+psql_q()
+{
+	local args=() s
+
+	for s in "$@"; do
+		args+=(-c "$s")
+	done
+	as_user psql -X -q -A -t -v ON_ERROR_STOP=1 "${args[@]}"
+}
+
+# sql_lit STRING: STRING as an SQL string literal
+sql_lit()
+{
+	printf "'%s'" "${1//\'/\'\'}"
+}
+
+is_posint()
+{
+	[[ "$1" =~ ^[1-9][0-9]*$ ]]
+}
+
+# median, min and max of the numbers given as arguments
+median()
+{
+	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
+		END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+minimum()
+{
+	printf '%s\n' "$@" | sort -g | head -n 1
+}
+
+maximum()
+{
+	printf '%s\n' "$@" | sort -g | tail -n 1
+}
+
+# ratio A B: A / B with six decimals
+ratio()
+{
+	awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "nan"; else printf "%.6f\n", a / b }'
+}
+
+# Runs on exit (trap).
+# shellcheck disable=SC2317
+cleanup()
+{
+	local rc=$?
+
+	trap - EXIT INT TERM
+	if [ "$KEEP" = yes ] && [ -n "$WORK" ]; then
+		echo
+		log "--keep: cluster and files left in $WORK"
+		if [ "$CLUSTER_STARTED" = yes ]; then
+			echo "  connect: runuser -u $BENCH_USER -- $PG_BINDIR/psql -h $WORK/sock -p $PORT $BENCH_DB"
+			echo "  remove:  runuser -u $BENCH_USER -- $PG_BINDIR/pg_ctl stop -D $WORK/data && rm -rf $WORK"
+		else
+			echo "  remove:  rm -rf $WORK"
+		fi
+		exit "$rc"
+	fi
+	if [ "$CLUSTER_STARTED" = yes ]; then
+		as_user pg_ctl stop -D "$WORK/data" -m fast -w -t 60 >/dev/null 2>&1 ||
+			as_user pg_ctl stop -D "$WORK/data" -m immediate -w >/dev/null 2>&1 ||
+			echo "$LOG_TAG: warning: could not stop the cluster in $WORK/data" >&2
+	fi
+	if [ -n "$WORK" ] && [ -d "$WORK" ]; then
+		cd /
+		rm -rf "$WORK"
+	fi
+	exit "$rc"
+}
+
+# Succeeds if something listens on TCP port $1 or a PostgreSQL socket for it
+# exists in the usual socket directories.
+port_in_use()
+{
+	local hex f
+
+	hex=$(printf '%04X' "$1")
+	for f in /proc/net/tcp /proc/net/tcp6; do
+		[ -r "$f" ] || continue
+		# field 2 is local_address as ADDR:PORT in hex, field 4 the state
+		# (0A = LISTEN)
+		if awk -v p=":$hex" '$4 == "0A" && substr($2, length($2) - 4) == p { found = 1 } END { exit !found }' "$f"; then
+			return 0
+		fi
+	done
+	[ -e "/tmp/.s.PGSQL.$1" ] || [ -e "/var/run/postgresql/.s.PGSQL.$1" ]
+}
+
+pick_port()
+{
+	local port
+
+	for _ in $(seq 1 200); do
+		port=$((55000 + RANDOM % 1000))
+		if ! port_in_use "$port"; then
+			echo "$port"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# ensure_packages REASON PACKAGE...: apt-get install the Debian packages
+# that are missing, saying why; refresh the package lists only if needed
+ensure_packages()
+{
+	local reason=$1 missing=() pkg
+
+	shift
+	for pkg in "$@"; do
+		[ "$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null)" = installed ] ||
+			missing+=("$pkg")
+	done
+	[ "${#missing[@]}" -gt 0 ] || return 0
+	command -v apt-get >/dev/null 2>&1 || die "need ${missing[*]} for $reason, and apt-get is not available"
+	log "installing ${missing[*]} (needed for $reason)"
+	if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >"$WORK/apt.log" 2>&1; then
+		log "apt-get install failed with the current package lists; refreshing them"
+		{ apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"; } \
+			>>"$WORK/apt.log" 2>&1 || { cat "$WORK/apt.log" >&2; die "could not install ${missing[*]}"; }
+	fi
+}
+
+# bench_prepare: check the environment, create the OS user, the work
+# directory (a private copy of the source tree) and the exit trap
+bench_prepare()
+{
+	[ "$(id -u)" -eq 0 ] || die "must be run as root (it creates the user $BENCH_USER and may install Debian packages)"
+	[ -x "$PG_CONFIG" ] || die "$PG_CONFIG not found; run scripts/install-deps.sh first"
+	command -v runuser >/dev/null 2>&1 || die "runuser not found (package util-linux)"
+	PG_BINDIR=$("$PG_CONFIG" --bindir)
+	[ -x "$PG_BINDIR/pgbench" ] || die "$PG_BINDIR/pgbench not found; run scripts/install-deps.sh first"
+
+	if ! id -u "$BENCH_USER" >/dev/null 2>&1; then
+		log "creating OS user $BENCH_USER"
+		useradd --system --user-group --no-create-home --home-dir /nonexistent \
+			--shell /usr/sbin/nologin "$BENCH_USER" ||
+			id -u "$BENCH_USER" >/dev/null 2>&1 ||	# created meanwhile by a concurrent run
+			die "useradd $BENCH_USER failed"
+	fi
+
+	trap cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+
+	WORK=$(mktemp -d "${TMPDIR:-/tmp}/fastbtree-bench.XXXXXX") || die "mktemp failed"
+	# The server tools run as another user and may not be able to enter the
+	# caller's directory.
+	cd "$WORK" || die "cannot enter $WORK"
+	mkdir "$WORK/src"
+	tar -C "$SRC_DIR" -cf - \
+		--exclude=./.git --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
+		--exclude=./results --exclude=./bench/results --exclude=./output_iso \
+		--exclude=./tmp_check --exclude=./tmp_check_iso --exclude=./log \
+		--exclude='./regression.*' \
+		. | tar -C "$WORK/src" -xf - || die "copying the source tree failed"
+	chown -R "$BENCH_USER:" "$WORK"
+	as_user test -w "$WORK" || die "$BENCH_USER cannot write $WORK (check TMPDIR permissions)"
+}
+
+# build_extension: build the private copy with PGXS's default flags (those
+# of the server: optimized, no assertions) and install it under
+# $WORK/inst, never into the system directories.  The cluster finds it
+# through Debian's extension_destdir setting, so concurrent builds and
+# installs of other versions cannot change what is measured.
+build_extension()
+{
+	log "building the extension (make), installing it under $WORK/inst"
+	(cd "$WORK/src" && as_user make -j"$(nproc)" PG_CONFIG="$PG_CONFIG" >"$WORK/build.log" 2>&1) ||
+		{ cat "$WORK/build.log" >&2; die "build failed"; }
+	(cd "$WORK/src" && as_user make install DESTDIR="$WORK/inst" PG_CONFIG="$PG_CONFIG" >>"$WORK/build.log" 2>&1) ||
+		{ cat "$WORK/build.log" >&2; die "make install DESTDIR=$WORK/inst failed"; }
+	FBT_SO="$WORK/inst$("$PG_CONFIG" --pkglibdir)/$FBT_AM.so"
+	[ -f "$FBT_SO" ] || die "$FBT_SO missing after make install"
+	# Assert() expands to a call of ExceptionalCondition; a build without
+	# assertions references none.
+	if grep -qw ExceptionalCondition <<<"$(nm -D --undefined-only "$FBT_SO" 2>/dev/null)"; then
+		die "$FBT_SO was built with assertions (USE_ASSERT_CHECKING); benchmark numbers would be meaningless"
+	fi
+	# (awk reads all of the output: with pipefail, grep -q could make the
+	# pipeline fail by closing it early)
+	"$PG_BINDIR/postgres" --describe-config 2>/dev/null |
+		awk '$1 == "extension_destdir" { found = 1 } END { exit !found }' ||
+		die "this PostgreSQL has no extension_destdir setting (a Debian patch), needed to load the private build"
+}
+
+# source_revision: the commit of the source tree, "+ changes" when the
+# working tree differs from it (read-only git commands)
+source_revision()
+{
+	local rev
+
+	rev=$(git -C "$SRC_DIR" rev-parse --short HEAD 2>/dev/null) || { echo "unknown (not a git checkout)"; return; }
+	if [ -n "$(git -C "$SRC_DIR" status --porcelain --untracked-files=no 2>/dev/null)" ]; then
+		echo "$rev + uncommitted changes"
+	else
+		echo "$rev"
+	fi
+}
+
+# setup_cluster: initdb, configure and start the throwaway cluster, create
+# the database and the extensions
+setup_cluster()
+{
+	PORT=$(pick_port) || die "no free port in 55000-55999"
+	log "initdb in $WORK/data, port $PORT, socket directory $WORK/sock"
+	mkdir "$WORK/sock" && chown "$BENCH_USER:" "$WORK/sock"
+	as_user initdb -D "$WORK/data" --auth=trust --no-sync \
+		--locale=C.UTF-8 --encoding=UTF8 >"$WORK/initdb.log" 2>&1 ||
+		{ cat "$WORK/initdb.log" >&2; die "initdb failed"; }
+	cat >>"$WORK/data/postgresql.conf" <<-CONF
+
+		# bench/: throwaway benchmark cluster.  fsync and synchronous_commit
+		# are off so that no run waits for the disk: reads measure CPU, writes
+		# measure the cost of building and inserting WAL, not of flushing it.
+		# full_page_writes stays on so write workloads log what a production
+		# server logs.  Never use these settings for data you care about.
+		port = $PORT
+		listen_addresses = ''
+		unix_socket_directories = '$WORK/sock'
+		extension_destdir = '$WORK/inst'
+		max_connections = $MAX_CONNECTIONS
+		shared_buffers = $SHARED_BUFFERS
+		maintenance_work_mem = 512MB
+		fsync = off
+		synchronous_commit = off
+		full_page_writes = on
+		max_wal_size = 8GB
+		checkpoint_timeout = 60min
+		# Runs must not be disturbed by background work or by plans only one
+		# side can have: fastbtree has no parallel scan or build.
+		autovacuum = off
+		jit = off
+		max_parallel_workers_per_gather = 0
+		max_parallel_maintenance_workers = 0
+		client_min_messages = warning
+	CONF
+	CLUSTER_STARTED=yes
+	as_user pg_ctl start -D "$WORK/data" -l "$WORK/server.log" -w -t 120 >/dev/null ||
+		{ cat "$WORK/server.log" >&2; die "the benchmark cluster did not start"; }
+	as_user createdb "$BENCH_DB" || die "createdb failed"
+	psql_q "CREATE EXTENSION $FBT_AM" "CREATE EXTENSION pg_prewarm" ||
+		die "CREATE EXTENSION failed"
+	local destdir
+	destdir=$(psql_q "SHOW extension_destdir") || die "SHOW extension_destdir failed"
+	[ "$destdir" = "$WORK/inst" ] || die "extension_destdir is '$destdir', expected $WORK/inst"
+}
+
+stop_cluster()
+{
+	as_user pg_ctl stop -D "$WORK/data" -m fast -w -t 120 >/dev/null ||
+		die "could not stop the benchmark cluster"
+	CLUSTER_STARTED=no
+}
+
+# side_am SIDE: the access method of a side
+side_am()
+{
+	case "$1" in
+		bt) echo btree ;;
+		fbt) echo "$FBT_AM" ;;
+		*) die "unknown side '$1'" ;;
+	esac
+}
+
+# accounts_table SIDE / accounts_index SIDE: pgbench's table and its
+# fastbtree copy
+accounts_table()
+{
+	if [ "$1" = bt ]; then echo pgbench_accounts; else echo pgbench_accounts_fbt; fi
+}
+
+accounts_index()
+{
+	if [ "$1" = bt ]; then echo pgbench_accounts_pkey; else echo pgbench_accounts_fbt_aid_idx; fi
+}
+
+nrows()
+{
+	echo $((SCALE * 100000))
+}
+
+# prewarm REL...: load relations into shared buffers
+prewarm()
+{
+	local rel sql=""
+
+	for rel in "$@"; do
+		sql+="${sql:+, }pg_prewarm($(sql_lit "$rel"))"
+	done
+	psql_q "SELECT $sql" >/dev/null || die "pg_prewarm failed"
+}
+
+# vacuum_analyze TABLE...: VACUUM ANALYZE, with every heap tuple hinted and
+# every page all-visible.  With synchronous_commit off, the commit records
+# of the loads may not be flushed yet, and VACUUM may then neither set hint
+# bits nor mark pages all-visible (index-only scans would visit the heap);
+# a synchronous commit of a transaction with an XID flushes them first.
+vacuum_analyze()
+{
+	local t sql=("SET synchronous_commit = on" "SELECT txid_current()")
+
+	for t in "$@"; do
+		sql+=("VACUUM ANALYZE $t")
+	done
+	psql_q "${sql[@]}" >/dev/null || die "VACUUM ANALYZE $* failed"
+}
+
+# load_data SET...: create the named data sets (each once)
+load_data()
+{
+	local set
+
+	for set in "$@"; do
+		[ -n "${LOADED[$set]:-}" ] && continue
+		case "$set" in
+			accounts) load_accounts ;;
+			nl) load_data accounts; load_nl ;;
+			int8) load_int8 ;;
+			ts) load_ts ;;
+			text) load_text ;;
+			two) load_two ;;
+			ins_random) load_ins_random ;;
+			ins_asc) load_ins_asc ;;
+			mixed) load_mixed ;;
+			probekeys) load_data accounts int8 ts text two; load_probekeys ;;
+			*) die "unknown data set '$set'" ;;
+		esac
+		LOADED[$set]=yes
+	done
+}
+
+# pgbench_accounts as pgbench -i makes it (btree primary key), and an
+# identical copy with a unique fastbtree index
+load_accounts()
+{
+	log "data: pgbench -i -s $SCALE ($(nrows) accounts), copy indexed USING $FBT_AM"
+	as_user pgbench -i -q -s "$SCALE" >"$WORK/pgbench-init.log" 2>&1 ||
+		{ cat "$WORK/pgbench-init.log" >&2; die "pgbench -i failed"; }
+	psql_q "CREATE TABLE pgbench_accounts_fbt AS SELECT * FROM pgbench_accounts ORDER BY aid" \
+		"CREATE UNIQUE INDEX pgbench_accounts_fbt_aid_idx ON pgbench_accounts_fbt USING $FBT_AM (aid)" ||
+		die "copying pgbench_accounts failed"
+	vacuum_analyze pgbench_accounts pgbench_accounts_fbt
+}
+
+# copy_indexed SRC SIDE NAME INDEXDEFS...: create NAME_SIDE as a copy of SRC
+# (same order), with each index "SUFFIX:COLUMNS" created as
+# NAME_SIDE_SUFFIX USING the side's AM, then VACUUM ANALYZE it
+copy_indexed()
+{
+	local src=$1 side=$2 name=$3 am table def sql=()
+
+	shift 3
+	am=$(side_am "$side")
+	table="${name}_$side"
+	sql+=("DROP TABLE IF EXISTS $table" "CREATE TABLE $table AS SELECT * FROM $src")
+	for def in "$@"; do
+		sql+=("CREATE INDEX ${table}_${def%%:*} ON $table USING $am (${def#*:})")
+	done
+	psql_q "${sql[@]}" || die "creating $table failed"
+	vacuum_analyze "$table"
+}
+
+# Copies built from a source table (k_NAME_src) that is dropped afterwards.
+copy_both()
+{
+	local src=$1
+
+	shift
+	copy_indexed "$src" bt "$@"
+	copy_indexed "$src" fbt "$@"
+	psql_q "DROP TABLE $src" || die "DROP TABLE $src failed"
+}
+
+# nl_driver: the outer side of the nested-loop join, NL_KEYS distinct
+# accounts in random order; both sides join the same table
+load_nl()
+{
+	log "data: nl_driver ($NL_KEYS random aids)"
+	psql_q "SELECT setseed(0.11)" \
+		"CREATE TABLE nl_driver AS SELECT aid FROM generate_series(1, $(nrows)) aid ORDER BY random() LIMIT $NL_KEYS" \
+		>/dev/null || die "creating nl_driver failed"
+	vacuum_analyze nl_driver
+}
+
+# int8 keys spread over the whole int8 range, heap in a scrambled order so
+# that index builds sort for real
+load_int8()
+{
+	log "data: k_int8_bt/k_int8_fbt ($(nrows) int8 keys)"
+	psql_q "CREATE TABLE k_int8_src AS SELECT i::int8 * 4294967311 AS k, i AS v
+			FROM generate_series(1, $(nrows)) i ORDER BY hashint4(i)" >/dev/null ||
+		die "creating k_int8_src failed"
+	copy_both k_int8_src k_int8 "idx:k"
+}
+
+load_ts()
+{
+	log "data: k_ts_bt/k_ts_fbt ($(nrows) timestamptz keys)"
+	psql_q "CREATE TABLE k_ts_src AS SELECT TIMESTAMPTZ '2020-01-01 00:00:00+00' + i * INTERVAL '17 seconds' AS k, i AS v
+			FROM generate_series(1, $(nrows)) i ORDER BY hashint4(i)" >/dev/null ||
+		die "creating k_ts_src failed"
+	copy_both k_ts_src k_ts "idx:k"
+}
+
+# Text keys are pairs of words from Debian's word list ("apple zebra"), all
+# distinct; text_keys(id, k) numbers them so that pgbench can pick one at
+# random.  k_text_SIDE holds each key twice: kc with COLLATE "C" and kd
+# with the database's default collation (C.UTF-8, compared by strcoll).
+load_text()
+{
+	local nwords ntext
+
+	ensure_packages "text keys (word list)" wamerican
+	[ -r "$WORDS_FILE" ] || die "$WORDS_FILE missing although wamerican is installed"
+	psql_q "CREATE TABLE words_raw (w text)" "\\copy words_raw FROM $(sql_lit "$WORDS_FILE")" \
+		"CREATE TABLE word_list AS SELECT (row_number() OVER (ORDER BY w COLLATE \"C\") - 1)::int8 AS i, w
+			FROM (SELECT DISTINCT w FROM words_raw WHERE w <> '') s" \
+		"DROP TABLE words_raw" >/dev/null || die "loading $WORDS_FILE failed"
+	nwords=$(psql_q "SELECT count(*) FROM word_list") || die "counting words failed"
+	ntext=$(nrows)
+	[ "$ntext" -le $((nwords * nwords)) ] || ntext=$((nwords * nwords))
+	log "data: k_text_bt/k_text_fbt ($ntext keys, pairs of $nwords words)"
+	# For a fixed first word a = j % W, the second word (j / W + a * 7919) % W
+	# differs for every j < W * W, so all pairs are distinct.
+	psql_q "CREATE TABLE text_keys AS SELECT (j + 1)::int4 AS id, a.w || ' ' || b.w AS k
+			FROM generate_series(0, $ntext - 1) j
+			JOIN word_list a ON a.i = j % $nwords
+			JOIN word_list b ON b.i = (j / $nwords + (j % $nwords) * 7919) % $nwords" \
+		"ALTER TABLE text_keys ADD PRIMARY KEY (id)" \
+		"CREATE TABLE k_text_src (id int4, kc text COLLATE \"C\", kd text, v int4)" \
+		"INSERT INTO k_text_src SELECT id, k, k, id FROM text_keys ORDER BY id" >/dev/null ||
+		die "creating text keys failed"
+	vacuum_analyze text_keys
+	copy_both k_text_src k_text "kc_idx:kc" "kd_idx:kd"
+	# shellcheck disable=SC2034	# read by run.sh
+	TEXT_KEYS=$ntext
+}
+
+# Two-column keys (a, b): four rows per value of a; b is a scrambled
+# function of the row number that pgbench recomputes
+load_two()
+{
+	log "data: k_two_bt/k_two_fbt ($(nrows) (int4, int4) keys)"
+	psql_q "CREATE TABLE k_two_src AS SELECT (i - 1) / 4 + 1 AS a, (i::int8 * 7919 % $(nrows))::int4 AS b, i AS v
+			FROM generate_series(1, $(nrows)) i" >/dev/null ||
+		die "creating k_two_src failed"
+	copy_both k_two_src k_two "idx:a, b"
+}
+
+# Write workloads start every run from a fresh copy of a base table, so
+# that both sides see the same tree.  The base tables are loaded once.
+load_ins_random()
+{
+	log "data: ins_random_base ($(nrows) random int4 keys)"
+	psql_q "SELECT setseed(0.22)" \
+		"CREATE TABLE ins_random_base AS SELECT (1 + floor(random() * 2147483646))::int4 AS k, i AS v
+			FROM generate_series(1, $(nrows)) i" >/dev/null ||
+		die "creating ins_random_base failed"
+}
+
+load_ins_asc()
+{
+	log "data: ins_asc_base (keys 1..$(nrows))"
+	psql_q "CREATE TABLE ins_asc_base AS SELECT i::int8 AS k, i AS v FROM generate_series(1, $(nrows)) i" ||
+		die "creating ins_asc_base failed"
+}
+
+load_mixed()
+{
+	log "data: mixed_base (even keys 2..$((2 * $(nrows))))"
+	psql_q "CREATE TABLE mixed_base AS SELECT 2 * i AS k, i AS v FROM generate_series(1, $(nrows)) i" ||
+		die "creating mixed_base failed"
+}
+
+# reset_data SET SIDE: rebuild the write table of SET for SIDE from its base
+# table, checkpoint, and load it into shared buffers
+reset_data()
+{
+	local set=$1 side=$2 table="${1}_$2"
+
+	case "$set" in
+		ins_random|mixed) copy_indexed "${set}_base" "$side" "$set" "idx:k" ;;
+		ins_asc)
+			copy_indexed ins_asc_base "$side" ins_asc "idx:k"
+			psql_q "DROP SEQUENCE IF EXISTS ${table}_seq" \
+				"CREATE SEQUENCE ${table}_seq START $(($(nrows) + 1))" ||
+				die "creating ${table}_seq failed"
+			;;
+		*) die "data set '$set' has no reset" ;;
+	esac
+	psql_q "CHECKPOINT" || die "CHECKPOINT failed"
+	prewarm "$table" "${table}_idx"
+}
+
+# PROBE_KEYS random keys of each key type, in random order, as one array
+# per type; the same array drives both sides
+load_probekeys()
+{
+	log "data: probe key arrays ($PROBE_KEYS keys per type)"
+	psql_q "SELECT setseed(0.33)" \
+		"CREATE TABLE pk_int4 AS SELECT array_agg(aid ORDER BY r) AS keys
+			FROM (SELECT aid, random() AS r FROM pgbench_accounts ORDER BY 2 LIMIT $PROBE_KEYS) s" \
+		"CREATE TABLE pk_int8 AS SELECT array_agg(k ORDER BY r) AS keys
+			FROM (SELECT k, random() AS r FROM k_int8_bt ORDER BY 2 LIMIT $PROBE_KEYS) s" \
+		"CREATE TABLE pk_ts AS SELECT array_agg(k ORDER BY r) AS keys
+			FROM (SELECT k, random() AS r FROM k_ts_bt ORDER BY 2 LIMIT $PROBE_KEYS) s" \
+		"CREATE TABLE pk_text AS SELECT array_agg(kd ORDER BY r) AS keys
+			FROM (SELECT kd, random() AS r FROM k_text_bt ORDER BY 2 LIMIT $PROBE_KEYS) s" \
+		"CREATE TABLE pk_two AS SELECT array_agg(a ORDER BY r) AS keys
+			FROM (SELECT a, random() AS r FROM generate_series(1, $(nrows) / 4) a ORDER BY 2 LIMIT $PROBE_KEYS) s" \
+		>/dev/null || die "creating the probe key arrays failed"
+}
+
+# probe_index TYPE SIDE: the index probed for a key type
+probe_index()
+{
+	case "$1" in
+		int4) accounts_index "$2" ;;
+		int8) echo "k_int8_$2_idx" ;;
+		timestamptz) echo "k_ts_$2_idx" ;;
+		text_c) echo "k_text_$2_kc_idx" ;;
+		text_default) echo "k_text_$2_kd_idx" ;;
+		twocol) echo "k_two_$2_idx" ;;
+		*) die "unknown key type '$1'" ;;
+	esac
+}
+
+probe_keys_table()
+{
+	case "$1" in
+		int4) echo pk_int4 ;;
+		int8) echo pk_int8 ;;
+		timestamptz) echo pk_ts ;;
+		text_c|text_default) echo pk_text ;;
+		twocol) echo pk_two ;;
+		*) die "unknown key type '$1'" ;;
+	esac
+}
+
+# probe_build_target TYPE: "TABLE (COLUMNS)" that the build benchmark indexes
+probe_build_target()
+{
+	case "$1" in
+		int4) echo "pgbench_accounts (aid)" ;;
+		int8) echo "k_int8_bt (k)" ;;
+		timestamptz) echo "k_ts_bt (k)" ;;
+		text_c) echo "k_text_bt (kc)" ;;
+		text_default) echo "k_text_bt (kd)" ;;
+		twocol) echo "k_two_bt (a, b)" ;;
+		*) die "unknown key type '$1'" ;;
+	esac
+}
+
+type_label()
+{
+	case "$1" in
+		int4) echo "int4" ;;
+		int8) echo "int8" ;;
+		timestamptz) echo "timestamptz" ;;
+		text_c) echo "text COLLATE \"C\"" ;;
+		text_default) echo "text, default collation (C.UTF-8)" ;;
+		twocol) echo "(int4, int4), probing a" ;;
+		*) echo "$1" ;;
+	esac
+}
+
+# config_label CONFIG: btree, fbt_off (fastbtree.fast_compare = off) or
+# fbt_on
+config_label()
+{
+	case "$1" in
+		btree) echo "btree" ;;
+		fbt_off) echo "fastbtree, fast_compare off" ;;
+		fbt_on) echo "fastbtree, fast_compare on" ;;
+	esac
+}
+
+config_side()
+{
+	if [ "$1" = btree ]; then echo bt; else echo fbt; fi
+}
+
+config_fast_compare()
+{
+	if [ "$1" = fbt_off ]; then echo off; else echo on; fi
+}
+
+# results_stem DIR SUFFIX: DIR/DATE-HOSTSUFFIX, with a number appended if
+# DIR already has such a results file
+results_stem()
+{
+	local base n=2 stem
+
+	base="$1/$(date +%Y-%m-%d)-$(hostname -s)$2"
+	stem=$base
+	while [ -e "$stem.md" ]; do
+		stem="$base-$n"
+		n=$((n + 1))
+	done
+	echo "$stem"
+}
+
+# --- callgrind ----------------------------------------------------------
+
+# cg_run TYPE CONFIG LOOPS: profile one fastbtree_probe() call in a
+# single-user backend under callgrind, collecting only inside
+# fastbtree_probe; sets CG_FILE and CG_PROBES.  The cluster must be stopped.
+cg_run()
+{
+	local type=$1 config=$2 loops=$3 index keys base
+
+	index=$(probe_index "$type" "$(config_side "$config")")
+	keys=$(probe_keys_table "$type")
+	base="$WORK/cg/$type-$config-$loops"
+	CG_FILE="$base.callgrind"
+	as_user valgrind --tool=callgrind --toggle-collect=fastbtree_probe \
+		--callgrind-out-file="$CG_FILE" \
+		postgres --single -D "$WORK/data" -c shared_buffers=512MB \
+		-c fastbtree.fast_compare="$(config_fast_compare "$config")" "$BENCH_DB" \
+		>"$base.stdout" 2>"$base.stderr" <<-SQL
+		SELECT probes, found FROM fastbtree_probe('$index', (SELECT keys FROM $keys), $loops)
+	SQL
+	local rc=$?
+	if [ "$rc" -ne 0 ] || grep -q 'ERROR:' "$base.stdout" "$base.stderr"; then
+		cat "$base.stdout" "$base.stderr" >&2
+		die "single-user backend under valgrind failed ($type, $config, loops $loops)"
+	fi
+	CG_PROBES=$(sed -n 's/^.*probes = "\([0-9]*\)".*$/\1/p' "$base.stdout")
+	CG_FOUND=$(sed -n 's/^.*found = "\([0-9]*\)".*$/\1/p' "$base.stdout")
+	if [ -z "$CG_PROBES" ] || [ -z "$CG_FOUND" ] || [ ! -s "$CG_FILE" ]; then
+		cat "$base.stdout" >&2
+		die "no result from fastbtree_probe under callgrind ($type, $config, loops $loops)"
+	fi
+}
+
+# callgrind_phase MDFILE ANNOTATEFILE: run every type and configuration,
+# write the markdown section to MDFILE and callgrind_annotate's view of
+# int4 on fastbtree (fast_compare on) to ANNOTATEFILE.  Needs the probe data
+# sets; stops the cluster.
+callgrind_phase()
+{
+	local md=$1 annotate=$2 type config loops n i k
+	# B and F are read through namerefs (perprobe_layer)
+	# shellcheck disable=SC2034
+	local -A I B F P FOUND
+
+	ensure_packages "the callgrind measurement" valgrind
+	command -v callgrind_annotate >/dev/null 2>&1 || die "callgrind_annotate not found (package valgrind)"
+	load_data probekeys
+	log "stopping the cluster for the callgrind runs (each one a single-user backend under valgrind)"
+	stop_cluster
+	mkdir -p "$WORK/cg" && chown "$BENCH_USER:" "$WORK/cg"
+
+	n=$((${#KEY_TYPES[@]} * 3 * 2))
+	i=0
+	for type in "${KEY_TYPES[@]}"; do
+		for config in btree fbt_off fbt_on; do
+			for loops in 1 3; do
+				i=$((i + 1))
+				cg_run "$type" "$config" "$loops"
+				k="$type:$config:$loops"
+				read -r "I[$k]" "B[$k]" "F[$k]" \
+					< <(perl "$BENCH_DIR/cgsum.pl" "$CG_FILE" |
+						awk '$1 == "total" { t = $2 } $1 == "bufmgr" { b = $2 } $1 == "bufmgr_formula" { f = $2 }
+							END { print t, b, f }')
+				P[$k]=$CG_PROBES
+				FOUND[$k]=$CG_FOUND
+				printf '%s: [%2d/%d] callgrind %-13s %-8s loops=%d  %14s instructions, %s probes\n' \
+					"$LOG_TAG" "$i" "$n" "$type" "$config" "$loops" "${I[$k]}" "$CG_PROBES"
+			done
+		done
+		if [ "${FOUND[$type:btree:3]}" != "${FOUND[$type:fbt_on:3]}" ] ||
+			[ "${FOUND[$type:btree:3]}" != "${FOUND[$type:fbt_off:3]}" ]; then
+			die "callgrind $type: btree found ${FOUND[$type:btree:3]} TIDs, fastbtree ${FOUND[$type:fbt_off:3]} (off) ${FOUND[$type:fbt_on:3]} (on)"
+		fi
+	done
+
+	{
+		callgrind_annotate --inclusive=yes --auto=no "$WORK/cg/int4-fbt_on-3.callgrind"
+		echo
+		echo "==== self cost (callgrind_annotate without --inclusive) ===="
+		echo
+		callgrind_annotate --auto=no "$WORK/cg/int4-fbt_on-3.callgrind"
+	} 2>&1 | sed -e "s|$WORK/src/||g" -e "s|$WORK/inst||g" -e "s|$WORK/|WORK/|g" >"$annotate"
+
+	# per probe: (I3 - I1) / (probes3 - probes1)
+	perprobe()
+	{
+		local -n arr=$1
+		awk -v a="${arr[$2:3]}" -v b="${arr[$2:1]}" -v p="${P[$2:3]}" -v q="${P[$2:1]}" \
+			'BEGIN { printf "%.0f\n", (a - b) / (p - q) }'
+	}
+	# index layer: the same after taking the buffer manager out
+	perprobe_layer()
+	{
+		local -n tot=$1 buf=$2
+		awk -v a="${tot[$3:3]}" -v b="${tot[$3:1]}" -v c="${buf[$3:3]}" -v d="${buf[$3:1]}" \
+			-v p="${P[$3:3]}" -v q="${P[$3:1]}" \
+			'BEGIN { printf "%.0f\n", ((a - c) - (b - d)) / (p - q) }'
+	}
+
+	{
+		echo "| key type | btree | fbt (off) | fbt (on) | on/btree | btree, index layer | fbt (off), index layer | fbt (on), index layer | on/btree, index layer |"
+		echo "|---|--:|--:|--:|--:|--:|--:|--:|--:|"
+		for type in "${KEY_TYPES[@]}"; do
+			local t0 t1 t2 l0 l1 l2
+			t0=$(perprobe I "$type:btree"); t1=$(perprobe I "$type:fbt_off"); t2=$(perprobe I "$type:fbt_on")
+			l0=$(perprobe_layer I B "$type:btree"); l1=$(perprobe_layer I B "$type:fbt_off"); l2=$(perprobe_layer I B "$type:fbt_on")
+			printf '| %s | %s | %s | %s | %.3f | %s | %s | %s | %.3f |\n' "$(type_label "$type")" \
+				"$t0" "$t1" "$t2" "$(ratio "$t2" "$t0")" "$l0" "$l1" "$l2" "$(ratio "$l2" "$l0")"
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$type" "$t0" "$t1" "$t2" "$l0" "$l1" "$l2" >>"$WORK/callgrind.tsv"
+		done
+		echo
+		echo "The same, with the buffer manager counted as the issue first specified it (inclusive cost of"
+		echo "ReadBufferExtended, LockBuffer, ReleaseBuffer and UnlockReleaseBuffer plus the self cost of"
+		echo "ReleaseAndReadBuffer and ReadBuffer): that sum misses the unpin inside ReleaseAndReadBuffer and counts"
+		echo "ReleaseBuffer twice when UnlockReleaseBuffer calls it, so the table above sums call edges instead."
+		echo
+		echo "| key type | btree, index layer | fbt (off), index layer | fbt (on), index layer | on/btree |"
+		echo "|---|--:|--:|--:|--:|"
+		for type in "${KEY_TYPES[@]}"; do
+			local f0 f1 f2
+			f0=$(perprobe_layer I F "$type:btree"); f1=$(perprobe_layer I F "$type:fbt_off"); f2=$(perprobe_layer I F "$type:fbt_on")
+			printf '| %s | %s | %s | %s | %.3f |\n' "$(type_label "$type")" "$f0" "$f1" "$f2" "$(ratio "$f2" "$f0")"
+		done
+		echo
+		echo "Where int4 probes on fastbtree (fast_compare on) spend their instructions, per probe"
+		echo "(self cost of each function in the loops = 3 profile minus the loops = 1 profile, over the extra probes;"
+		echo "static functions of the stripped postgres binary appear as addresses):"
+		echo
+		echo "| function | self instructions/probe | inclusive |"
+		echo "|---|--:|--:|"
+		perl "$BENCH_DIR/cgsum.pl" --per-probe "$((${P[int4:fbt_on:3]} - ${P[int4:fbt_on:1]}))" \
+			"$WORK/cg/int4-fbt_on-1.callgrind" "$WORK/cg/int4-fbt_on-3.callgrind" | head -n 25
+	} >"$md"
+}
+
+# callgrind_section MDFILE ANNOTATEFILE: the markdown section of the
+# callgrind measurement, from the files callgrind_phase wrote
+callgrind_section()
+{
+	echo
+	echo "## Callgrind: instructions per probe"
+	echo
+	echo "Deterministic and independent of machine load.  Each configuration runs fastbtree_probe() in a"
+	echo "single-user backend under \`valgrind --tool=callgrind --toggle-collect=fastbtree_probe\`, once with"
+	echo "loops = 1 and once with loops = 3 over the same $PROBE_KEYS keys; instructions per probe ="
+	echo "(I3 − I1) / (2 × $PROBE_KEYS), which cancels fixed costs (relcache loads, cold buffer reads)."
+	echo "\"Index layer\" is the same difference after taking out the buffer manager: the inclusive cost"
+	echo "of every call from outside into ReadBufferExtended, ReadBuffer, ReleaseAndReadBuffer,"
+	echo "ReadRecentBuffer, LockBuffer, ConditionalLockBuffer, ReleaseBuffer, UnlockReleaseBuffer or"
+	echo "IncrBufferRefCount.  Ratios below 1 mean $FBT_AM executes fewer instructions."
+	echo "Where the instructions go: [\`$(basename "$2")\`]($(basename "$2"))"
+	echo "(callgrind_annotate of int4 on $FBT_AM, fast_compare on, loops = 3)."
+	echo
+	cat "$1"
+}
