@@ -1,0 +1,66 @@
+--
+-- inspect: fastbtree_metap, fastbtree_page_stats, fastbtree_page_items and
+-- fastbtree_check on a small index of known shape, and their errors.
+--
+CREATE SCHEMA fbt_inspect;
+SET search_path = fbt_inspect, public;
+
+CREATE TABLE t (k int4, pad text);
+INSERT INTO t SELECT g, repeat('x', 20) FROM generate_series(1, 1000) g;
+CREATE INDEX t_k ON t USING fastbtree (k);
+CREATE INDEX t_k_bt ON t USING btree (k);
+
+-- 1000 int4 keys at fillfactor 90 fill three leaves under a root
+SELECT magic = x'0FB7EE01'::int AS magic_ok, version, root, level
+FROM fastbtree_metap('t_k');
+SELECT blkno, s.type, s.live_items, s.dead_items, s.avg_item_size,
+	   s.prev, s.next, s.level, s.flags
+FROM generate_series(0, pg_relation_size('t_k') / 8192 - 1) blkno,
+	fastbtree_page_stats('t_k', blkno) s
+ORDER BY blkno;
+-- the root: a minus-infinity downlink, then one-attribute pivots
+SELECT itemoffset, ctid, itemlen, pivot, natts, htid, data
+FROM fastbtree_page_items('t_k', (SELECT root FROM fastbtree_metap('t_k')));
+-- a leaf: high key (a pivot), then data items with their heap TIDs
+SELECT itemoffset, ctid, itemlen, nulls, vars, pivot, natts, htid, data
+FROM fastbtree_page_items('t_k', 1) WHERE itemoffset <= 3;
+
+-- duplicates force a pivot that keeps the heap TID
+CREATE TABLE d (k int4);
+INSERT INTO d SELECT 7 FROM generate_series(1, 2000);
+CREATE INDEX d_k ON d USING fastbtree (k);
+SELECT itemoffset, pivot, natts, htid IS NOT NULL AS has_heap_tid
+FROM fastbtree_page_items('d_k', (SELECT root FROM fastbtree_metap('d_k')))
+ORDER BY itemoffset LIMIT 3;
+
+SELECT fastbtree_check('t_k');
+SELECT fastbtree_check('t_k', heapallindexed => true);
+SELECT fastbtree_check('d_k', true);
+
+-- an empty index has no root
+CREATE TABLE e (k int4);
+CREATE INDEX e_k ON e USING fastbtree (k);
+SELECT version, root, level FROM fastbtree_metap('e_k');
+SELECT fastbtree_check('e_k', true);
+
+-- errors
+\set VERBOSITY default
+SELECT * FROM fastbtree_page_stats('t_k', 1000);
+SELECT * FROM fastbtree_page_items('t_k', -1);
+SELECT * FROM fastbtree_metap('t_k_bt');
+SELECT * FROM fastbtree_page_stats('t', 0);
+SELECT fastbtree_check('t');
+SELECT fastbtree_check('t_k_bt');
+
+-- page contents and the checker are for superusers unless granted
+CREATE ROLE regress_fbt_inspect_user;
+GRANT USAGE ON SCHEMA fbt_inspect TO regress_fbt_inspect_user;
+GRANT SELECT ON t TO regress_fbt_inspect_user;
+SET ROLE regress_fbt_inspect_user;
+SELECT * FROM fastbtree_page_items('t_k', 1);
+SELECT fastbtree_check('t_k');
+SELECT version, level FROM fastbtree_metap('t_k');
+RESET ROLE;
+
+DROP SCHEMA fbt_inspect CASCADE;
+DROP ROLE regress_fbt_inspect_user;
