@@ -52,7 +52,8 @@ SELECT * FROM fastbtree_page_stats('t', 0);
 SELECT fastbtree_check('t');
 SELECT fastbtree_check('t_k_bt');
 
--- page contents and the checker are for superusers unless granted
+-- metapage and page contents, the checker and the probe benchmark are for
+-- superusers unless granted
 CREATE ROLE regress_fbt_inspect_user;
 GRANT USAGE ON SCHEMA fbt_inspect TO regress_fbt_inspect_user;
 GRANT SELECT ON t TO regress_fbt_inspect_user;
@@ -60,6 +61,7 @@ SET ROLE regress_fbt_inspect_user;
 SELECT * FROM fastbtree_page_items('t_k', 1);
 SELECT fastbtree_check('t_k');
 SELECT version, level FROM fastbtree_metap('t_k');
+SELECT * FROM fastbtree_probe('t_k', ARRAY[1, 2]);
 RESET ROLE;
 
 DROP SCHEMA fbt_inspect CASCADE;
