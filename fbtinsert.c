@@ -231,6 +231,10 @@ _fbt_check_unique(Relation rel, IndexTuple itup, Relation heapRel,
 			if (checkUnique == UNIQUE_CHECK_EXISTING &&
 				ItemPointerCompare(&htid, &itup->t_tid) == 0)
 				found = true;
+			else if (ItemIdIsDead(curitemid))
+			{
+				/* a scan found every version dead to all: no conflict */
+			}
 			else if (table_index_fetch_tuple_check(heapRel, &htid,
 												   &SnapshotDirty, &all_dead))
 			{
