@@ -46,6 +46,7 @@
 #include "storage/bufmgr.h"
 #include "storage/bufpage.h"
 #include "utils/rel.h"
+#include "utils/sortsupport.h"
 
 /* ----------------------------------------------------------------
  * Constants
@@ -292,7 +293,8 @@ typedef enum FbtCmpKind
 	FBT_CMP_OID,				/* oid column */
 	FBT_CMP_FLOAT4,				/* float4 column, float4/8 argument */
 	FBT_CMP_FLOAT8,				/* float8 column, float4/8 argument */
-	FBT_CMP_TEXT_C				/* text under the "C" collation */
+	FBT_CMP_TEXT_C,				/* text under the "C" collation */
+	FBT_CMP_SORTSUPPORT			/* the type's SortSupport comparator */
 } FbtCmpKind;
 
 typedef struct FbtScanInsertData
@@ -307,6 +309,7 @@ typedef struct FbtScanInsertData
 	double		farg[INDEX_MAX_KEYS];	/* float arguments */
 	const char *targ[INDEX_MAX_KEYS];	/* "C" text argument bytes */
 	Size		targlen[INDEX_MAX_KEYS];
+	SortSupport ssup[INDEX_MAX_KEYS];	/* FBT_CMP_SORTSUPPORT comparators */
 } FbtScanInsertData;
 
 typedef FbtScanInsertData *FbtScanInsert;
@@ -405,6 +408,10 @@ typedef struct FbtScanOpaqueData
 	bool		keysFastCompare;	/* fastbtree.fast_compare when classified */
 	int64	   *keyIarg;
 	double	   *keyFarg;
+	/* per key: SortSupport for same-type keys without a machine comparison */
+	SortSupportData *keySortSupport;
+	bool	   *keyHasSortSupport;
+	MemoryContext sortContext;	/* their state; reset at full preprocessing */
 
 	/* = ANY(array) keys */
 	int			numArrayKeys;	/* -1 means an array key has no elements */

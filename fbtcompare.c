@@ -317,6 +317,9 @@ _fbt_cmp_value(FbtScanInsert key, int i, Datum datum)
 		case FBT_CMP_FLOAT8:
 			r = _fbt_cmp_float(key->farg[i], DatumGetFloat8(datum));
 			break;
+		case FBT_CMP_SORTSUPPORT:
+			r = key->ssup[i]->comparator(sk->sk_argument, datum, key->ssup[i]);
+			break;
 		case FBT_CMP_TEXT_C:
 			{
 				struct varlena *v = (struct varlena *) DatumGetPointer(datum);

@@ -443,6 +443,9 @@ fbtbeginscan(Relation rel, int nkeys, int norderbys)
 	so->keyOrderProc = palloc0(sizeof(FmgrInfo) * Max(nkeys, 1));
 	so->keyCmpKind = palloc0(sizeof(uint8) * Max(nkeys, 1));
 	so->keyArgWidth = palloc0(sizeof(uint8) * Max(nkeys, 1));
+	so->keySortSupport = palloc0(sizeof(SortSupportData) * Max(nkeys, 1));
+	so->keyHasSortSupport = palloc0(sizeof(bool) * Max(nkeys, 1));
+	so->sortContext = NULL;
 	so->keyIarg = palloc(sizeof(int64) * Max(nkeys, 1));
 	so->keyFarg = palloc(sizeof(double) * Max(nkeys, 1));
 	so->arrayKeys = palloc(sizeof(FbtArrayKeyInfo) * Max(nkeys, 1));
@@ -510,6 +513,10 @@ fbtendscan(IndexScanDesc scan)
 	pfree(so->keyOrderProc);
 	pfree(so->keyCmpKind);
 	pfree(so->keyArgWidth);
+	pfree(so->keySortSupport);
+	pfree(so->keyHasSortSupport);
+	if (so->sortContext != NULL)
+		MemoryContextDelete(so->sortContext);
 	pfree(so->keyIarg);
 	pfree(so->keyFarg);
 	pfree(so->arrayKeys);
@@ -731,7 +738,15 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 				inskey.farg[keysCount] = so->keyFarg[chosen];
 			}
 			else
+			{
 				_fbt_prepare_compare_col(rel, &inskey, keysCount);
+				if (inskey.cmpkind[keysCount] == FBT_CMP_FMGR &&
+					so->keyHasSortSupport[chosen])
+				{
+					inskey.cmpkind[keysCount] = FBT_CMP_SORTSUPPORT;
+					inskey.ssup[keysCount] = &so->keySortSupport[chosen];
+				}
+			}
 			keysCount++;
 			strat_total = so->keyStrategy[chosen];
 		}

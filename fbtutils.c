@@ -211,6 +211,46 @@ _fbt_classify_scankey(IndexScanDesc scan, int i)
 	so->keyArgWidth[i] = argwidth;
 }
 
+/*
+ * Key i positions the scan through the type's SortSupport comparator when
+ * it has no machine comparison and compares the column's own type (no
+ * cross-type quals): resolved once per full preprocessing, not per probe.
+ * The comparator uses the opfamily's "<" operator for the type, in the
+ * key's collation.
+ */
+static void
+_fbt_prepare_sortsupport(IndexScanDesc scan, int i)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	Relation	rel = scan->indexRelation;
+	ScanKey		key = &so->keyData[i];
+	int			col = key->sk_attno - 1;
+	Oid			ltop;
+	SortSupport ssup = &so->keySortSupport[i];
+
+	so->keyHasSortSupport[i] = false;
+	if (!fbt_fast_compare || so->keyCmpKind[i] != FBT_CMP_FMGR ||
+		(key->sk_flags & (SK_ISNULL | SK_SEARCHNULL | SK_SEARCHNOTNULL)) ||
+		(OidIsValid(key->sk_subtype) &&
+		 key->sk_subtype != rel->rd_opcintype[col]))
+		return;
+	ltop = get_opfamily_member(rel->rd_opfamily[col], rel->rd_opcintype[col],
+							   rel->rd_opcintype[col], BTLessStrategyNumber);
+	if (!OidIsValid(ltop))
+		return;
+	if (so->sortContext == NULL)
+		so->sortContext = AllocSetContextCreate(GetMemoryChunkContext(so),
+												"fastbtree sort support",
+												ALLOCSET_SMALL_SIZES);
+	memset(ssup, 0, sizeof(SortSupportData));
+	ssup->ssup_cxt = so->sortContext;
+	ssup->ssup_collation = key->sk_collation;
+	ssup->ssup_nulls_first = false;
+	ssup->abbreviate = false;
+	PrepareSortSupportFromOrderingOp(ltop, ssup);
+	so->keyHasSortSupport[i] = true;
+}
+
 static int
 _fbt_compare_elems(const void *a, const void *b, void *arg)
 {
@@ -370,6 +410,8 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 	}
 	so->keysPrepared = true;
 	so->keysFastCompare = fbt_fast_compare;
+	if (so->sortContext != NULL)
+		MemoryContextReset(so->sortContext);
 
 	/* array elements live in a context of their own, made on first use */
 	for (i = 0; i < nkeys; i++)
@@ -476,6 +518,7 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 		}
 		so->keyStrategy[i] = strat;
 		_fbt_classify_scankey(scan, i);
+		_fbt_prepare_sortsupport(scan, i);
 	}
 
 	/*
