@@ -48,6 +48,32 @@ _fbt_cmp_float(double a, double b)
 	return (a > b) - (a < b);
 }
 
+/*
+ * Machine comparison of a search argument (iarg or farg) with a non-null
+ * value of a column of machine kind: < 0, 0, > 0 as the argument sorts
+ * before, with, or after the value (ascending order; callers apply DESC).
+ */
+static inline int32
+_fbt_machine_cmp(FbtCmpKind kind, int64 iarg, double farg, Datum datum)
+{
+	switch (kind)
+	{
+		case FBT_CMP_INT2:
+			return (iarg > DatumGetInt16(datum)) - (iarg < DatumGetInt16(datum));
+		case FBT_CMP_INT4:
+			return (iarg > DatumGetInt32(datum)) - (iarg < DatumGetInt32(datum));
+		case FBT_CMP_INT8:
+			return (iarg > DatumGetInt64(datum)) - (iarg < DatumGetInt64(datum));
+		case FBT_CMP_OID:
+			return (iarg > (int64) DatumGetObjectId(datum)) -
+				(iarg < (int64) DatumGetObjectId(datum));
+		case FBT_CMP_FLOAT4:
+			return _fbt_cmp_float(farg, (double) DatumGetFloat4(datum));
+		default:
+			return _fbt_cmp_float(farg, DatumGetFloat8(datum));
+	}
+}
+
 static inline int32 _fbt_cmp_first_machine(FbtScanInsert key, IndexTuple itup);
 static inline bool _fbt_machine_kind(uint8 kind);
 
@@ -190,30 +216,8 @@ bool
 _fbt_machine_test(FbtCmpKind kind, StrategyNumber strat, int64 iarg,
 				  double farg, Datum datum)
 {
-	int32		r;				/* argument vs value */
+	int32		r = _fbt_machine_cmp(kind, iarg, farg, datum);
 
-	switch (kind)
-	{
-		case FBT_CMP_INT2:
-			r = (iarg > DatumGetInt16(datum)) - (iarg < DatumGetInt16(datum));
-			break;
-		case FBT_CMP_INT4:
-			r = (iarg > DatumGetInt32(datum)) - (iarg < DatumGetInt32(datum));
-			break;
-		case FBT_CMP_INT8:
-			r = (iarg > DatumGetInt64(datum)) - (iarg < DatumGetInt64(datum));
-			break;
-		case FBT_CMP_OID:
-			r = (iarg > (int64) DatumGetObjectId(datum)) -
-				(iarg < (int64) DatumGetObjectId(datum));
-			break;
-		case FBT_CMP_FLOAT4:
-			r = _fbt_cmp_float(farg, (double) DatumGetFloat4(datum));
-			break;
-		default:
-			r = _fbt_cmp_float(farg, DatumGetFloat8(datum));
-			break;
-	}
 	switch (strat)
 	{
 		case BTLessStrategyNumber:
@@ -284,38 +288,13 @@ _fbt_cmp_value(FbtScanInsert key, int i, Datum datum)
 	switch ((FbtCmpKind) key->cmpkind[i])
 	{
 		case FBT_CMP_INT2:
-			{
-				int64		v = DatumGetInt16(datum);
-
-				r = (key->iarg[i] > v) - (key->iarg[i] < v);
-				break;
-			}
 		case FBT_CMP_INT4:
-			{
-				int64		v = DatumGetInt32(datum);
-
-				r = (key->iarg[i] > v) - (key->iarg[i] < v);
-				break;
-			}
 		case FBT_CMP_INT8:
-			{
-				int64		v = DatumGetInt64(datum);
-
-				r = (key->iarg[i] > v) - (key->iarg[i] < v);
-				break;
-			}
 		case FBT_CMP_OID:
-			{
-				int64		v = (int64) DatumGetObjectId(datum);
-
-				r = (key->iarg[i] > v) - (key->iarg[i] < v);
-				break;
-			}
 		case FBT_CMP_FLOAT4:
-			r = _fbt_cmp_float(key->farg[i], (double) DatumGetFloat4(datum));
-			break;
 		case FBT_CMP_FLOAT8:
-			r = _fbt_cmp_float(key->farg[i], DatumGetFloat8(datum));
+			r = _fbt_machine_cmp((FbtCmpKind) key->cmpkind[i], key->iarg[i],
+								 key->farg[i], datum);
 			break;
 		case FBT_CMP_SORTSUPPORT:
 			r = key->ssup[i]->comparator(sk->sk_argument, datum, key->ssup[i]);
@@ -482,47 +461,13 @@ _fbt_compare(Relation rel, FbtScanInsert key, Page page, OffsetNumber offnum)
 static inline int32
 _fbt_cmp_first_machine(FbtScanInsert key, IndexTuple itup)
 {
-	const char *p = (const char *) itup + MAXALIGN(sizeof(IndexTupleData));
-	int64		arg = key->iarg[0];
-	int32		r;
+	FbtCmpKind	kind = (FbtCmpKind) key->cmpkind[0];
+	int			len = (kind == FBT_CMP_INT2) ? 2 :
+		(kind == FBT_CMP_INT8 || kind == FBT_CMP_FLOAT8) ? 8 : 4;
+	Datum		datum = fetch_att((const char *) itup +
+								  MAXALIGN(sizeof(IndexTupleData)), true, len);
+	int32		r = _fbt_machine_cmp(kind, key->iarg[0], key->farg[0], datum);
 
-	switch ((FbtCmpKind) key->cmpkind[0])
-	{
-		case FBT_CMP_INT2:
-			{
-				int64		v = *(const int16 *) p;
-
-				r = (arg > v) - (arg < v);
-				break;
-			}
-		case FBT_CMP_INT4:
-			{
-				int64		v = *(const int32 *) p;
-
-				r = (arg > v) - (arg < v);
-				break;
-			}
-		case FBT_CMP_INT8:
-			{
-				int64		v = *(const int64 *) p;
-
-				r = (arg > v) - (arg < v);
-				break;
-			}
-		case FBT_CMP_OID:
-			{
-				int64		v = *(const Oid *) p;
-
-				r = (arg > v) - (arg < v);
-				break;
-			}
-		case FBT_CMP_FLOAT4:
-			r = _fbt_cmp_float(key->farg[0], (double) *(const float4 *) p);
-			break;
-		default:
-			r = _fbt_cmp_float(key->farg[0], *(const float8 *) p);
-			break;
-	}
 	return (key->scankeys[0].sk_flags & FBT_SK_DESC) ? -r : r;
 }
 
