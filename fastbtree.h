@@ -482,7 +482,6 @@ extern Buffer _fbt_getbuf(Relation rel, BlockNumber blkno, int access);
 extern Buffer _fbt_allocbuf(Relation rel);
 extern Buffer _fbt_relandgetbuf(Relation rel, Buffer obuf, BlockNumber blkno,
 								int access);
-extern void _fbt_relbuf(Relation rel, Buffer buf);
 extern void _fbt_checkpage(Relation rel, Buffer buf);
 extern uint32 _fbt_getrootheight(Relation rel);
 

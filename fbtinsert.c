@@ -142,7 +142,7 @@ fbtinsert(Relation rel, Datum *values, bool *isnull, ItemPointer ht_ctid,
 			if (TransactionIdIsValid(xwait))
 			{
 				/* wait for the other inserter, then start over */
-				_fbt_relbuf(rel, buf);
+				UnlockReleaseBuffer(buf);
 				if (speculativeToken)
 					SpeculativeInsertionWait(xwait, speculativeToken);
 				else
@@ -156,7 +156,7 @@ fbtinsert(Relation rel, Datum *values, bool *isnull, ItemPointer ht_ctid,
 
 		if (checkUnique == UNIQUE_CHECK_EXISTING)
 		{
-			_fbt_relbuf(rel, buf);
+			UnlockReleaseBuffer(buf);
 			_fbt_freestack(stack);
 			break;
 		}
@@ -251,7 +251,7 @@ _fbt_check_unique(Relation rel, IndexTuple itup, Relation heapRel,
 				if (TransactionIdIsValid(xwait))
 				{
 					if (BufferIsValid(nbuf))
-						_fbt_relbuf(rel, nbuf);
+						UnlockReleaseBuffer(nbuf);
 					*speculativeToken = SnapshotDirty.speculativeToken;
 					return xwait;
 				}
@@ -271,8 +271,8 @@ _fbt_check_unique(Relation rel, IndexTuple itup, Relation heapRel,
 
 				/* release locks before catalog access for the message */
 				if (BufferIsValid(nbuf))
-					_fbt_relbuf(rel, nbuf);
-				_fbt_relbuf(rel, buf);
+					UnlockReleaseBuffer(nbuf);
+				UnlockReleaseBuffer(buf);
 				{
 					Datum		values[INDEX_MAX_KEYS];
 					bool		isnull[INDEX_MAX_KEYS];
@@ -312,7 +312,7 @@ _fbt_check_unique(Relation rel, IndexTuple itup, Relation heapRel,
 	}
 
 	if (BufferIsValid(nbuf))
-		_fbt_relbuf(rel, nbuf);
+		UnlockReleaseBuffer(nbuf);
 
 	if (checkUnique == UNIQUE_CHECK_EXISTING && !found)
 		ereport(ERROR,
@@ -355,7 +355,7 @@ _fbt_findinsertloc(Relation rel, FbtScanInsert key, Buffer buf,
 
 		CHECK_FOR_INTERRUPTS();
 		rbuf = _fbt_getbuf(rel, opaque->fbto_next, FBT_WRITE);
-		_fbt_relbuf(rel, buf);
+		UnlockReleaseBuffer(buf);
 		buf = rbuf;
 	}
 
@@ -587,9 +587,9 @@ _fbt_split(Relation rel, Buffer buf, Buffer cbuf, OffsetNumber newitemoff,
 	END_CRIT_SECTION();
 
 	if (BufferIsValid(sbuf))
-		_fbt_relbuf(rel, sbuf);
+		UnlockReleaseBuffer(sbuf);
 	if (BufferIsValid(cbuf))
-		_fbt_relbuf(rel, cbuf);
+		UnlockReleaseBuffer(cbuf);
 	pfree(items);
 	pfree(itemsz);
 	*lefthikey = hikey;
@@ -655,9 +655,9 @@ _fbt_insertonpg(Relation rel, Buffer buf, Buffer cbuf, FbtStack stack,
 		_fbt_wal_finish(&wal);
 		END_CRIT_SECTION();
 
-		_fbt_relbuf(rel, buf);
+		UnlockReleaseBuffer(buf);
 		if (BufferIsValid(cbuf))
-			_fbt_relbuf(rel, cbuf);
+			UnlockReleaseBuffer(cbuf);
 	}
 }
 
@@ -713,10 +713,10 @@ _fbt_newroot(Relation rel, Buffer lbuf, Buffer rbuf, IndexTuple lefthikey)
 	_fbt_wal_finish(&wal);
 	END_CRIT_SECTION();
 
-	_fbt_relbuf(rel, metabuf);
-	_fbt_relbuf(rel, rootbuf);
-	_fbt_relbuf(rel, lbuf);
-	_fbt_relbuf(rel, rbuf);
+	UnlockReleaseBuffer(metabuf);
+	UnlockReleaseBuffer(rootbuf);
+	UnlockReleaseBuffer(lbuf);
+	UnlockReleaseBuffer(rbuf);
 	pfree(leftitem);
 	pfree(rightitem);
 
@@ -786,12 +786,12 @@ _fbt_getstackbuf(Relation rel, FbtStack stack, BlockNumber child)
 
 		if (P_RIGHTMOST(opaque))
 		{
-			_fbt_relbuf(rel, buf);
+			UnlockReleaseBuffer(buf);
 			return InvalidBuffer;
 		}
 		blkno = opaque->fbto_next;
 		start = InvalidOffsetNumber;
-		_fbt_relbuf(rel, buf);
+		UnlockReleaseBuffer(buf);
 		CHECK_FOR_INTERRUPTS();
 	}
 }
@@ -834,13 +834,13 @@ _fbt_insert_parent(Relation rel, Buffer buf, Buffer rbuf, FbtStack stack,
 		fakestack.fbts_offset = InvalidOffsetNumber;
 		fakestack.fbts_parent = NULL;
 		stack = &fakestack;
-		_fbt_relbuf(rel, lmbuf);
+		UnlockReleaseBuffer(lmbuf);
 	}
 
 	newitem = lefthikey;
 	FbtPivotSetDownLink(newitem, rbknum);
 
-	_fbt_relbuf(rel, rbuf);
+	UnlockReleaseBuffer(rbuf);
 	pbuf = _fbt_getstackbuf(rel, stack, bknum);
 	if (!BufferIsValid(pbuf))
 		ereport(ERROR,
@@ -883,7 +883,7 @@ _fbt_finish_split(Relation rel, Buffer lbuf, FbtStack stack)
 	metabuf = _fbt_getbuf(rel, FBT_METAPAGE, FBT_READ);
 	wasroot = FbtPageGetMeta(BufferGetPage(metabuf))->fbtm_root ==
 		BufferGetBlockNumber(lbuf);
-	_fbt_relbuf(rel, metabuf);
+	UnlockReleaseBuffer(metabuf);
 
 	lefthikey = CopyIndexTuple((IndexTuple)
 							   PageGetItem(lpage, PageGetItemId(lpage, P_HIKEY)));

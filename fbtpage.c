@@ -119,7 +119,7 @@ _fbt_getmeta(Relation rel, bool refresh)
 		rel->rd_amcache = MemoryContextAlloc(rel->rd_indexcxt,
 											 sizeof(FbtMetaPageData));
 	memcpy(rel->rd_amcache, metad, sizeof(FbtMetaPageData));
-	_fbt_relbuf(rel, metabuf);
+	UnlockReleaseBuffer(metabuf);
 	return (FbtMetaPageData *) rel->rd_amcache;
 }
 
@@ -189,7 +189,7 @@ _fbt_getroot(Relation rel, int access, bool create)
 			if (shared->fbtm_root != P_NONE)
 			{
 				/* somebody else created it meanwhile */
-				_fbt_relbuf(rel, metabuf);
+				UnlockReleaseBuffer(metabuf);
 				continue;
 			}
 			rootbuf = _fbt_allocbuf(rel);
@@ -200,7 +200,7 @@ _fbt_getroot(Relation rel, int access, bool create)
 			FbtPageGetMeta(metaimg)->fbtm_root = BufferGetBlockNumber(rootbuf);
 			FbtPageGetMeta(metaimg)->fbtm_level = 0;
 			_fbt_wal_finish(&wal);
-			_fbt_relbuf(rel, metabuf);
+			UnlockReleaseBuffer(metabuf);
 			(void) _fbt_getmeta(rel, true);
 
 			if (access == FBT_READ)
@@ -225,7 +225,7 @@ _fbt_getroot(Relation rel, int access, bool create)
 			}
 			return rootbuf;
 		}
-		_fbt_relbuf(rel, rootbuf);
+		UnlockReleaseBuffer(rootbuf);
 		if (refresh)
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
@@ -324,15 +324,6 @@ _fbt_relandgetbuf(Relation rel, Buffer obuf, BlockNumber blkno, int access)
 	LockBuffer(buf, access);
 	_fbt_checkpage(rel, buf);
 	return buf;
-}
-
-/*
- * _fbt_relbuf() -- unlock and unpin a buffer.
- */
-void
-_fbt_relbuf(Relation rel, Buffer buf)
-{
-	UnlockReleaseBuffer(buf);
 }
 
 /*

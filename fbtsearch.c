@@ -211,7 +211,7 @@ _fbt_moveright(Relation rel, FbtScanInsert key, Buffer buf, bool forupdate,
 			if (P_INCOMPLETE_SPLIT(FbtPageGetOpaque(BufferGetPage(buf))))
 				_fbt_finish_split(rel, buf, stack);
 			else
-				_fbt_relbuf(rel, buf);
+				UnlockReleaseBuffer(buf);
 			buf = _fbt_getbuf(rel, blkno, access);
 			continue;
 		}
@@ -265,7 +265,7 @@ _fbt_get_endpoint(Relation rel, uint32 level, bool rightmost)
 		if (opaque->fbto_level < level)
 		{
 			/* a stale cached root can be below the level we want */
-			_fbt_relbuf(rel, buf);
+			UnlockReleaseBuffer(buf);
 			if (refreshed)
 				ereport(ERROR,
 						(errcode(ERRCODE_INDEX_CORRUPTED),
@@ -355,7 +355,7 @@ _fbt_killitems(IndexScanDesc scan)
 		buf = _fbt_getbuf(rel, pos->currPage, FBT_READ);
 		if (BufferGetLSNAtomic(buf) != pos->lsn)
 		{
-			_fbt_relbuf(rel, buf);
+			UnlockReleaseBuffer(buf);
 			so->numKilled = 0;
 			return;
 		}
@@ -400,7 +400,7 @@ _fbt_killitems(IndexScanDesc scan)
 	}
 
 	if (droppedpin)
-		_fbt_relbuf(rel, buf);
+		UnlockReleaseBuffer(buf);
 	else
 		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 	so->numKilled = 0;
@@ -885,7 +885,7 @@ _fbt_steppage(IndexScanDesc scan, ScanDirection dir)
 			}
 			more = so->currPos.moreRight;
 			blkno = so->currPos.nextPage;
-			_fbt_relbuf(rel, so->currPos.buf);
+			UnlockReleaseBuffer(so->currPos.buf);
 			so->currPos.buf = InvalidBuffer;
 			so->currPos.currPage = InvalidBlockNumber;
 		}
@@ -911,7 +911,7 @@ _fbt_steppage(IndexScanDesc scan, ScanDirection dir)
 			more = so->currPos.moreLeft;
 			blkno = so->currPos.currPage;
 			lblkno = so->currPos.prevPage;
-			_fbt_relbuf(rel, so->currPos.buf);
+			UnlockReleaseBuffer(so->currPos.buf);
 			so->currPos.buf = InvalidBuffer;
 			so->currPos.currPage = InvalidBlockNumber;
 		}

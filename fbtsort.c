@@ -82,7 +82,7 @@ _fbt_build_writepage(Relation index, Buffer buf, Page page)
 	img = _fbt_wal_register(&wal, buf, true);
 	memcpy(img, page, BLCKSZ);
 	_fbt_wal_finish(&wal);
-	_fbt_relbuf(index, buf);
+	UnlockReleaseBuffer(buf);
 }
 
 static FbtLevelState *
@@ -271,7 +271,7 @@ _fbt_build_finish(FbtBuildState *bs, Buffer metabuf)
 	metaimg = _fbt_wal_register(&wal, metabuf, true);
 	_fbt_initmetapage(metaimg, root, rootlevel);
 	_fbt_wal_finish(&wal);
-	_fbt_relbuf(bs->index, metabuf);
+	UnlockReleaseBuffer(metabuf);
 }
 
 /* table_index_build_scan() callback: feed one entry to the sort */
