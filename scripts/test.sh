@@ -18,6 +18,12 @@
 # invocation (the other two switched off on the command line), so that a
 # failure in one suite does not keep the others from running.
 #
+# Options select a subset, for development: --regress "NAME ...",
+# --isolation "NAME ...", --tap "t/NNN_name.pl ...".  When any of them is
+# given, only the named tests run (the other suites are skipped).  Runs on
+# one machine are serialized through a lock file, since each installs its
+# build into the same PostgreSQL directories.
+#
 # The last line of output is "N passed, N failed", counting pg_regress and
 # isolation tests and TAP test files; a suite that could not run counts all
 # its tests as failed.  Exit status is 0 only if everything passed.
@@ -31,6 +37,11 @@ TEST_CFLAGS="-Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-missing-
 LOG_TAIL_LINES=2000
 
 SRC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+LOCK_FILE=/run/lock/fastbtree-test.lock
+ONLY=no
+ONLY_REGRESS=
+ONLY_ISOLATION=
+ONLY_TAP=
 WORK=
 CLUSTER_STARTED=no
 PASSED=0
@@ -166,10 +177,11 @@ run_pg_regress_suite()
 run_tap_suite()
 {
 	local ntests=$1 out rc failed
+	shift
 
 	out="$WORK/tap.out"
 	log "running TAP tests ($ntests files)"
-	(cd "$WORK/src" && as_user make installcheck PG_CONFIG="$PG_CONFIG" REGRESS= ISOLATION=) 2>&1 | tee "$out"
+	(cd "$WORK/src" && as_user make installcheck PG_CONFIG="$PG_CONFIG" REGRESS= ISOLATION= "$@") 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
 
 	if [ "$rc" -eq 0 ] && grep -q '^All tests successful\.' "$out"; then
@@ -195,9 +207,38 @@ run_tap_suite()
 	fi
 }
 
+# parse_args ARGS...: the subset options (see the file header)
+parse_args()
+{
+	while [ $# -gt 0 ]; do
+		case $1 in
+			--regress) ONLY=yes; ONLY_REGRESS=$2; shift 2 ;;
+			--isolation) ONLY=yes; ONLY_ISOLATION=$2; shift 2 ;;
+			--tap) ONLY=yes; ONLY_TAP=$2; shift 2 ;;
+			-h|--help)
+				echo "usage: $0 [--regress \"NAME ...\"] [--isolation \"NAME ...\"] [--tap \"t/FILE.pl ...\"]"
+				exit 0 ;;
+			*) die "unknown option $1 (see --help)" ;;
+		esac
+	done
+}
+
+# count_words WORDS: number of words
+count_words()
+{
+	set -f
+	# shellcheck disable=SC2086
+	set -- $1
+	set +f
+	echo $#
+}
+
 main()
 {
 	local port nregress nisolation ntap
+	local regress_vars=() isolation_vars=() tap_vars=()
+
+	parse_args "$@"
 
 	[ "$(id -u)" -eq 0 ] || die "must be run as root (it creates the user $TEST_USER and installs the extension)"
 	[ -x "$PG_CONFIG" ] || die "$PG_CONFIG not found; run scripts/install-deps.sh first"
@@ -210,6 +251,12 @@ main()
 			--shell /usr/sbin/nologin "$TEST_USER" ||
 			id -u "$TEST_USER" >/dev/null 2>&1 ||	# created meanwhile by a concurrent run
 			die "useradd $TEST_USER failed"
+	fi
+
+	exec 9>"$LOCK_FILE" || die "cannot open $LOCK_FILE"
+	if ! flock -n 9; then
+		log "another test run holds $LOCK_FILE; waiting for it"
+		flock 9 || die "cannot lock $LOCK_FILE"
 	fi
 
 	trap cleanup EXIT
@@ -264,19 +311,27 @@ main()
 	nregress=$(count_files 'sql/*.sql')
 	nisolation=$(count_files 'specs/*.spec')
 	ntap=$(count_files 't/*.pl')
+	if [ "$ONLY" = yes ]; then
+		nregress=$(count_words "$ONLY_REGRESS")
+		nisolation=$(count_words "$ONLY_ISOLATION")
+		ntap=$(count_words "$ONLY_TAP")
+		regress_vars=("REGRESS=$ONLY_REGRESS")
+		isolation_vars=("ISOLATION=$ONLY_ISOLATION")
+		tap_vars=("PROVE_TESTS=$ONLY_TAP")
+	fi
 
 	if [ "$nregress" -gt 0 ]; then
-		run_pg_regress_suite regress "$nregress" "$WORK/src/regression.diffs" ISOLATION= TAP_TESTS=
+		run_pg_regress_suite regress "$nregress" "$WORK/src/regression.diffs" ISOLATION= TAP_TESTS= "${regress_vars[@]}"
 	else
 		log "no pg_regress tests (sql/*.sql)"
 	fi
 	if [ "$nisolation" -gt 0 ]; then
-		run_pg_regress_suite isolation "$nisolation" "$WORK/src/output_iso/regression.diffs" REGRESS= TAP_TESTS=
+		run_pg_regress_suite isolation "$nisolation" "$WORK/src/output_iso/regression.diffs" REGRESS= TAP_TESTS= "${isolation_vars[@]}"
 	else
 		log "no isolation tests (specs/*.spec)"
 	fi
 	if [ "$ntap" -gt 0 ]; then
-		run_tap_suite "$ntap"
+		run_tap_suite "$ntap" "${tap_vars[@]}"
 	else
 		log "no TAP tests (t/*.pl)"
 	fi
