@@ -9,6 +9,7 @@ OBJS = \
 	fbtinsert.o \
 	fbtinspect.o \
 	fbtpage.o \
+	fbtscan.o \
 	fbtsearch.o \
 	fbtsort.o \
 	fbtutils.o \

@@ -101,8 +101,12 @@
  *		Odd while a writer changes the page, even otherwise; see
  *		_fbt_wal_register() for where it changes.
  * fbto_flags: FBTP_* below.
- * fbto_cycleid: vacuum cycle id of the VACUUM running when the page was
- *		split, 0 otherwise.
+ * fbto_cycleid: always 0.  Reserved for the vacuum cycle id that page
+ *		deletion and recycling will need (nbtree README, "VACUUM"): today
+ *		no page is ever deleted, so a split during VACUUM only moves items
+ *		to a new page at the end of the relation, which fbtvacuum.c's
+ *		physical-order scan reaches anyway.
+ * fbto_unused: always 0.
  * fbto_page_id: FBT_PAGE_ID, in the page's last two bytes so tools such
  *		as pg_filedump can tell fastbtree pages apart.
  */
@@ -126,7 +130,7 @@ typedef FbtPageOpaqueData *FbtPageOpaque;
 #define FBTP_META			(1 << 3)	/* the metapage */
 #define FBTP_HALF_DEAD		(1 << 4)	/* half-dead page (reserved) */
 #define FBTP_INCOMPLETE_SPLIT (1 << 5)	/* right sibling lacks a downlink */
-#define FBTP_HAS_GARBAGE	(1 << 6)	/* page has LP_DEAD items */
+#define FBTP_HAS_GARBAGE	(1 << 6)	/* set while any item is LP_DEAD */
 
 #define P_NONE				0
 
@@ -176,6 +180,8 @@ P_FIRSTDATAKEY(FbtPageOpaque opaque)
 /*
  * The metapage (block 0).  Its contents follow the page header; it also has
  * a special space with FBTP_META set so that every block carries the page id.
+ * Metapages written by earlier builds carry 8 more bytes after these fields
+ * (a statistics field that was never maintained); they are ignored.
  */
 typedef struct FbtMetaPageData
 {
@@ -184,7 +190,6 @@ typedef struct FbtMetaPageData
 	BlockNumber fbtm_root;		/* current root, P_NONE if the index is
 								 * empty */
 	uint32		fbtm_level;		/* level of the root (0: root is a leaf) */
-	float8		fbtm_last_cleanup_num_heap_tuples;	/* at last VACUUM */
 } FbtMetaPageData;
 
 #define FbtPageGetMeta(page) \
@@ -236,6 +241,73 @@ FbtTupleGetHeapTID(IndexTuple itup)
 							  sizeof(ItemPointerData));
 	}
 	return &itup->t_tid;
+}
+
+/*
+ * Bounds checks for items of a locked page, whose header _fbt_checkpage()
+ * has checked (pd_lower <= pd_upper <= pd_special, the special space ours).
+ * A line pointer must have storage (LP_NORMAL or LP_DEAD: both have the
+ * LP_NORMAL bit), lie in [pd_upper, pd_special), hold at least a tuple
+ * header, and the tuple's own length must fit in it.  Damaged pages then
+ * raise ERRCODE_INDEX_CORRUPTED instead of sending a reader outside the
+ * page.  Cheap enough for every binary-search probe: a few comparisons on
+ * bytes the probe reads anyway.
+ */
+/* fbtpage.c: raise ERRCODE_INDEX_CORRUPTED for the item at offnum of buf */
+extern pg_attribute_noreturn() void _fbt_corrupt_item(Relation rel, Buffer buf,
+													  OffsetNumber offnum,
+													  const char *detail);
+
+static inline bool
+_fbt_itemid_ok(Page page, ItemId iid)
+{
+	PageHeader	phdr = (PageHeader) page;
+	uint32		off = ItemIdGetOffset(iid);
+	uint32		len = ItemIdGetLength(iid);
+
+	return (iid->lp_flags & LP_NORMAL) != 0 &&
+		off >= phdr->pd_upper &&
+		len >= sizeof(IndexTupleData) &&
+		off + len <= phdr->pd_special &&
+		IndexTupleSize((IndexTuple) ((char *) page + off)) <= len;
+}
+
+/*
+ * A variable-length value (attlen -1: varlena; -2: cstring) starting at p
+ * lies within a tuple ending at end.  Index tuples never hold external
+ * TOAST pointers, so one is damage too.
+ */
+static inline bool
+_fbt_value_ok(int16 attlen, const char *p, const char *end)
+{
+	if (p >= end)
+		return false;
+	if (attlen == -2)
+		return memchr(p, '\0', end - p) != NULL;
+	if (VARATT_IS_1B(p))
+		return !VARATT_IS_1B_E(p) && p + VARSIZE_1B(p) <= end;
+	return p + VARHDRSZ <= end && p + VARSIZE_4B(p) <= end;
+}
+
+/*
+ * _fbt_getitem() -- the tuple at offnum of the page in buf (pinned and
+ * locked), after the bounds checks above; ERRCODE_INDEX_CORRUPTED naming
+ * the index and block if the offset or the item is out of bounds.
+ */
+static inline IndexTuple
+_fbt_getitem(Relation rel, Buffer buf, OffsetNumber offnum)
+{
+	Page		page = BufferGetPage(buf);
+	ItemId		iid;
+
+	if (unlikely(offnum < FirstOffsetNumber ||
+				 offnum > PageGetMaxOffsetNumber(page)))
+		_fbt_corrupt_item(rel, buf, offnum,
+						  "the offset is past the line pointer array");
+	iid = PageGetItemId(page, offnum);
+	if (unlikely(!_fbt_itemid_ok(page, iid)))
+		_fbt_corrupt_item(rel, buf, offnum, NULL);
+	return (IndexTuple) PageGetItem(page, iid);
 }
 
 /*
@@ -422,6 +494,11 @@ typedef struct FbtScanOpaqueData
 	int		   *killedItems;	/* indexes into currPos.items[] */
 	int			numKilled;
 
+	/* memory of _fbt_first()'s insertion scankey, reset at each call */
+	MemoryContext firstContext;
+	/* check every attribute's bounds in leaf items read (fbtrescan) */
+	bool		checkTuples;
+
 	/* index-only scans: tuples of the current page */
 	char	   *currTuples;
 	char	   *markTuples;
@@ -460,7 +537,7 @@ extern void _fbt_machine_arg(FbtCmpKind kind, int argwidth, Datum arg,
 							 int64 *iarg, double *farg);
 extern bool _fbt_machine_test(FbtCmpKind kind, StrategyNumber strat,
 							  int64 iarg, double farg, Datum datum);
-extern int32 _fbt_compare(Relation rel, FbtScanInsert key, Page page,
+extern int32 _fbt_compare(Relation rel, FbtScanInsert key, Buffer buf,
 						  OffsetNumber offnum);
 extern OffsetNumber _fbt_binsrch(Relation rel, FbtScanInsert key, Buffer buf);
 
@@ -483,6 +560,7 @@ extern Buffer _fbt_allocbuf(Relation rel);
 extern Buffer _fbt_relandgetbuf(Relation rel, Buffer obuf, BlockNumber blkno,
 								int access);
 extern void _fbt_checkpage(Relation rel, Buffer buf);
+/* _fbt_corrupt_item() is declared with the item checks above */
 extern uint32 _fbt_getrootheight(Relation rel);
 
 typedef struct FbtWal
@@ -501,13 +579,11 @@ extern void _fbt_wal_abort(FbtWal *wal);
 
 /* fbtsearch.c */
 extern FbtStack _fbt_search(Relation rel, FbtScanInsert key, Buffer *bufP,
-							int access);
-extern OffsetNumber _fbt_search_leaf(Relation rel, FbtScanInsert key,
-									 Buffer *bufP);
-extern Buffer _fbt_moveright(Relation rel, FbtScanInsert key, Buffer buf,
-							 bool forupdate, FbtStack stack, int access);
+							int access, OffsetNumber *leafoffP);
 extern Buffer _fbt_get_endpoint(Relation rel, uint32 level, bool rightmost);
 extern void _fbt_freestack(FbtStack stack);
+
+/* fbtscan.c */
 extern IndexScanDesc fbtbeginscan(Relation rel, int nkeys, int norderbys);
 extern void fbtrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 					  ScanKey orderbys, int norderbys);

@@ -348,30 +348,52 @@ _fbt_cmp_attr(FbtScanInsert key, int i, Datum datum, bool isnull)
 }
 
 /*
+ * Check that a varlena or cstring value of a tuple lies within the tuple
+ * before a comparator reads it: a damaged length word would otherwise make
+ * it read far outside the page.  Fixed-width values need no check: the
+ * tuple's own length was checked against the page (_fbt_itemid_ok).
+ */
+static inline void
+_fbt_check_value(Relation rel, Buffer buf, OffsetNumber offnum,
+				 IndexTuple itup, Form_pg_attribute att, Datum datum)
+{
+	if (att->attlen < 0 &&
+		unlikely(!_fbt_value_ok(att->attlen, DatumGetPointer(datum),
+								(const char *) itup + IndexTupleSize(itup))))
+		_fbt_corrupt_item(rel, buf, offnum,
+						  "a key value extends past the end of its tuple");
+}
+
+/*
  * Compare the key with a leaf data item: every attribute is present and
  * the heap TID is t_tid.  The first attribute is read at the data offset
- * without index_getattr() when the tuple has no NULLs.
+ * without index_getattr() when the tuple has no NULLs.  buf and offnum
+ * locate the item for error reports.
  */
 static inline int32
-_fbt_compare_leaf(Relation rel, FbtScanInsert key, IndexTuple itup)
+_fbt_compare_leaf(Relation rel, FbtScanInsert key, IndexTuple itup,
+				  Buffer buf, OffsetNumber offnum)
 {
 	TupleDesc	itupdesc = RelationGetDescr(rel);
 	int			i;
 
 	for (i = 0; i < key->keysz; i++)
 	{
+		Form_pg_attribute att = TupleDescAttr(itupdesc, i);
 		Datum		datum;
 		bool		isNull;
 		int32		result;
 
 		if (i == 0 && !IndexTupleHasNulls(itup))
 		{
-			datum = fetchatt(TupleDescAttr(itupdesc, 0),
+			datum = fetchatt(att,
 							 (char *) itup + MAXALIGN(sizeof(IndexTupleData)));
 			isNull = false;
 		}
 		else
 			datum = index_getattr(itup, i + 1, itupdesc, &isNull);
+		if (!isNull)
+			_fbt_check_value(rel, buf, offnum, itup, att, datum);
 		result = _fbt_cmp_attr(key, i, datum, isNull);
 		if (result != 0)
 			return result;
@@ -387,7 +409,8 @@ _fbt_compare_leaf(Relation rel, FbtScanInsert key, IndexTuple itup)
  * infinity.
  */
 static inline int32
-_fbt_compare_pivot(Relation rel, FbtScanInsert key, IndexTuple itup)
+_fbt_compare_pivot(Relation rel, FbtScanInsert key, IndexTuple itup,
+				   Buffer buf, OffsetNumber offnum)
 {
 	TupleDesc	itupdesc = RelationGetDescr(rel);
 	int			ntupatts = ItemPointerGetOffsetNumberNoCheck(&itup->t_tid) &
@@ -403,6 +426,9 @@ _fbt_compare_pivot(Relation rel, FbtScanInsert key, IndexTuple itup)
 		int32		result;
 
 		datum = index_getattr(itup, i + 1, itupdesc, &isNull);
+		if (!isNull)
+			_fbt_check_value(rel, buf, offnum, itup,
+							 TupleDescAttr(itupdesc, i), datum);
 		result = _fbt_cmp_attr(key, i, datum, isNull);
 		if (result != 0)
 			return result;
@@ -421,22 +447,23 @@ _fbt_compare_pivot(Relation rel, FbtScanInsert key, IndexTuple itup)
  * _fbt_compare() -- compare an insertion scankey with the tuple at offnum.
  *
  * Returns < 0, 0 or > 0 as the key is less than, equal to or greater than
- * the tuple.  page is pinned and locked by the caller.  The first data item
+ * the tuple.  buf is pinned and locked by the caller.  The first data item
  * of an internal page is minus infinity: the key is always greater.  With
  * no scantid, a key whose attributes all equal the tuple's compares equal,
  * even if it has fewer attributes than the index (a prefix search).
+ * Raises ERRCODE_INDEX_CORRUPTED for an item that does not fit its page.
  */
 int32
-_fbt_compare(Relation rel, FbtScanInsert key, Page page, OffsetNumber offnum)
+_fbt_compare(Relation rel, FbtScanInsert key, Buffer buf, OffsetNumber offnum)
 {
+	Page		page = BufferGetPage(buf);
 	FbtPageOpaque opaque = FbtPageGetOpaque(page);
-	IndexTuple	itup = (IndexTuple) PageGetItem(page,
-												PageGetItemId(page, offnum));
-
+	IndexTuple	itup;
 	bool		isleaf = P_ISLEAF(opaque) && offnum >= P_FIRSTDATAKEY(opaque);
 
 	if (!P_ISLEAF(opaque) && offnum == P_FIRSTDATAKEY(opaque))
 		return 1;
+	itup = _fbt_getitem(rel, buf, offnum);
 	if (key->keysz > 0 && _fbt_machine_kind(key->cmpkind[0]) &&
 		!IndexTupleHasNulls(itup) &&
 		(isleaf ||
@@ -448,8 +475,8 @@ _fbt_compare(Relation rel, FbtScanInsert key, Page page, OffsetNumber offnum)
 		if (r != 0)
 			return r;
 	}
-	return isleaf ? _fbt_compare_leaf(rel, key, itup) :
-		_fbt_compare_pivot(rel, key, itup);
+	return isleaf ? _fbt_compare_leaf(rel, key, itup, buf, offnum) :
+		_fbt_compare_pivot(rel, key, itup, buf, offnum);
 }
 
 /*
@@ -491,9 +518,12 @@ _fbt_machine_kind(uint8 kind)
 		while (high > low) \
 		{ \
 			OffsetNumber mid = low + ((high - low) >> 1); \
-			IndexTuple	itup = (IndexTuple) \
-				PageGetItem(page, PageGetItemId(page, mid)); \
+			ItemId		iid = PageGetItemId(page, mid); \
+			IndexTuple	itup; \
 			int32		r; \
+			if (unlikely(!_fbt_itemid_ok(page, iid))) \
+				_fbt_corrupt_item(rel, buf, mid, NULL); \
+			itup = (IndexTuple) PageGetItem(page, iid); \
 			if (likely(!IndexTupleHasNulls(itup)) && \
 				(!(pivot) || \
 				 (ItemPointerGetOffsetNumberNoCheck(&itup->t_tid) & \
@@ -506,8 +536,8 @@ _fbt_machine_kind(uint8 kind)
 			else \
 				r = 0; \
 			if (r == 0) \
-				r = (pivot) ? _fbt_compare_pivot(rel, key, itup) : \
-					_fbt_compare_leaf(rel, key, itup); \
+				r = (pivot) ? _fbt_compare_pivot(rel, key, itup, buf, mid) : \
+					_fbt_compare_leaf(rel, key, itup, buf, mid); \
 			if (r >= cmpval) \
 				low = mid + 1; \
 			else \
@@ -517,6 +547,10 @@ _fbt_machine_kind(uint8 kind)
 
 /*
  * _fbt_binsrch() -- binary search for key on a pinned and locked page.
+ *
+ * Every item probed is bounds-checked against the page header (which
+ * _fbt_checkpage() checked when the page was locked) before it is read;
+ * ERRCODE_INDEX_CORRUPTED for one that does not fit.
  *
  * On a leaf, returns the offset of the first item >= key (> key with
  * nextkey), which may be one past the last item.  On an internal page,
@@ -566,9 +600,13 @@ _fbt_binsrch(Relation rel, FbtScanInsert key, Buffer buf)
 			while (high > low)
 			{
 				OffsetNumber mid = low + ((high - low) / 2);
-				IndexTuple	itup = (IndexTuple)
-					PageGetItem(page, PageGetItemId(page, mid));
+				ItemId		iid = PageGetItemId(page, mid);
+				IndexTuple	itup;
 				int32		r = 0;
+
+				if (unlikely(!_fbt_itemid_ok(page, iid)))
+					_fbt_corrupt_item(rel, buf, mid, NULL);
+				itup = (IndexTuple) PageGetItem(page, iid);
 
 				if (_fbt_machine_kind(kind) && !IndexTupleHasNulls(itup) &&
 					(isleaf ||
@@ -576,8 +614,8 @@ _fbt_binsrch(Relation rel, FbtScanInsert key, Buffer buf)
 					  FBT_OFFSET_MASK) >= 1))
 					r = _fbt_cmp_first_machine(key, itup);
 				if (r == 0)
-					r = isleaf ? _fbt_compare_leaf(rel, key, itup) :
-						_fbt_compare_pivot(rel, key, itup);
+					r = isleaf ? _fbt_compare_leaf(rel, key, itup, buf, mid) :
+						_fbt_compare_pivot(rel, key, itup, buf, mid);
 				if (r >= cmpval)
 					low = mid + 1;
 				else

@@ -129,7 +129,7 @@ fbtinsert(Relation rel, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		OffsetNumber newitemoff;
 
 		key->scantid = checkingunique ? NULL : &itup->t_tid;
-		stack = _fbt_search(rel, key, &buf, FBT_WRITE);
+		stack = _fbt_search(rel, key, &buf, FBT_WRITE, NULL);
 
 		if (checkingunique)
 		{
@@ -222,7 +222,8 @@ _fbt_check_unique(Relation rel, IndexTuple itup, Relation heapRel,
 			ItemPointerData htid;
 			bool		all_dead = false;
 
-			if (_fbt_compare(rel, key, page, offset) != 0)
+			if (_fbt_compare(rel, key, BufferIsValid(nbuf) ? nbuf : buf,
+							 offset) != 0)
 				break;			/* past the equal entries */
 
 			curitup = (IndexTuple) PageGetItem(page, curitemid);
@@ -299,7 +300,8 @@ _fbt_check_unique(Relation rel, IndexTuple itup, Relation heapRel,
 
 			/* equal entries may continue right only if the high key is equal */
 			if (P_RIGHTMOST(opaque) ||
-				_fbt_compare(rel, key, page, P_HIKEY) != 0)
+				_fbt_compare(rel, key, BufferIsValid(nbuf) ? nbuf : buf,
+							 P_HIKEY) != 0)
 				break;
 			nblkno = opaque->fbto_next;
 			CHECK_FOR_INTERRUPTS();
@@ -350,7 +352,7 @@ _fbt_findinsertloc(Relation rel, FbtScanInsert key, Buffer buf,
 			_fbt_finish_split(rel, buf, stack);
 			return InvalidBuffer;
 		}
-		if (P_RIGHTMOST(opaque) || _fbt_compare(rel, key, page, P_HIKEY) <= 0)
+		if (P_RIGHTMOST(opaque) || _fbt_compare(rel, key, buf, P_HIKEY) <= 0)
 			break;
 
 		CHECK_FOR_INTERRUPTS();

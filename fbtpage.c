@@ -61,7 +61,6 @@ _fbt_initmetapage(Page page, BlockNumber rootbknum, uint32 level)
 	metad->fbtm_version = FBT_VERSION;
 	metad->fbtm_root = rootbknum;
 	metad->fbtm_level = level;
-	metad->fbtm_last_cleanup_num_heap_tuples = -1.0;
 	((PageHeader) page)->pd_lower =
 		((char *) metad + sizeof(FbtMetaPageData)) - (char *) page;
 }
@@ -148,11 +147,17 @@ _fbt_getrootheight(Relation rel)
  * an exclusive metapage lock held meanwhile); otherwise return
  * InvalidBuffer for an empty index.
  *
- * The cached root is validated on arrival: any page that is the leftmost of
- * the cached level is a correct place to start a Lehman & Yao descent, even
- * after a root split; a root that is no longer the root only drops the
- * cache so the next descent starts higher.  Returns the buffer pinned and
- * locked; nothing else is held.
+ * The cached root is validated on arrival, as nbtree's _bt_getroot does:
+ * from the cache, only a page of the cached level that is alone on it (no
+ * left or right sibling) is accepted, since that is the root whatever
+ * happened since; anything else means the root split or moved after we
+ * cached it, and the metapage is read again.  Accepting any leftmost
+ * page would be correct for Lehman & Yao, but a backend that cached the
+ * root of a small index would then walk right across a whole level of
+ * the grown one on its next descent.  Right after a metapage read, a
+ * leftmost page of the metapage's level is accepted: a root split since
+ * the read leaves at most a few right siblings to move across.  Returns
+ * the buffer pinned and locked; nothing else is held.
  */
 Buffer
 _fbt_getroot(Relation rel, int access, bool create)
@@ -215,16 +220,9 @@ _fbt_getroot(Relation rel, int access, bool create)
 							  rootlevel == 0 ? access : FBT_READ);
 		opaque = FbtPageGetOpaque(BufferGetPage(rootbuf));
 		if (opaque->fbto_level == rootlevel && P_LEFTMOST(opaque) &&
+			(refresh || P_RIGHTMOST(opaque)) &&
 			!(opaque->fbto_flags & (FBTP_DELETED | FBTP_HALF_DEAD | FBTP_META)))
-		{
-			if (!P_ISROOT(opaque) && rel->rd_amcache != NULL)
-			{
-				/* still a valid start, but look higher next time */
-				pfree(rel->rd_amcache);
-				rel->rd_amcache = NULL;
-			}
 			return rootbuf;
-		}
 		UnlockReleaseBuffer(rootbuf);
 		if (refresh)
 			ereport(ERROR,
@@ -237,16 +235,25 @@ _fbt_getroot(Relation rel, int access, bool create)
 }
 
 /*
- * _fbt_checkpage() -- sanity-check a page just read.
+ * _fbt_checkpage() -- sanity-check a page just pinned and locked.
  *
  * Raises ERRCODE_INDEX_CORRUPTED, naming the index and block, for an
- * all-zero page or one whose special space is not fastbtree's.  Caller
- * holds a pin (and usually a lock).
+ * all-zero page, one whose special space is not fastbtree's, one whose
+ * header bounds are inconsistent (pd_lower, pd_upper, pd_special out of
+ * order, or a line pointer array of no whole number of entries), and an
+ * internal page without a downlink or a non-rightmost page without a
+ * high key.  Every reader locks each page through _fbt_getbuf() or
+ * _fbt_relandgetbuf(), so these O(1) checks run once per page visit; the
+ * item-level checks that rely on them (_fbt_itemid_ok) run as items are
+ * read.  Caller holds a pin and a lock.
  */
 void
 _fbt_checkpage(Relation rel, Buffer buf)
 {
 	Page		page = BufferGetPage(buf);
+	PageHeader	phdr = (PageHeader) page;
+	FbtPageOpaque opaque;
+	const char *problem = NULL;
 
 	if (PageIsNew(page))
 		ereport(ERROR,
@@ -263,6 +270,67 @@ _fbt_checkpage(Relation rel, Buffer buf)
 						RelationGetRelationName(rel),
 						BufferGetBlockNumber(buf)),
 				 errhint("Please REINDEX it.")));
+
+	opaque = FbtPageGetOpaque(page);
+	if (phdr->pd_lower < SizeOfPageHeaderData ||
+		phdr->pd_lower > phdr->pd_upper ||
+		phdr->pd_upper > phdr->pd_special)
+		problem = "pd_lower, pd_upper and pd_special are out of order";
+	else if (opaque->fbto_flags & FBTP_META)
+		return;
+	else if ((phdr->pd_lower - SizeOfPageHeaderData) % sizeof(ItemIdData) != 0)
+		problem = "the line pointer array ends inside an entry";
+	else if (PageGetMaxOffsetNumber(page) > MaxIndexTuplesPerPage)
+		problem = "more line pointers than index tuples fit in a page";
+	else if (P_ISLEAF(opaque) != (opaque->fbto_level == 0))
+		problem = "the leaf flag disagrees with the level";
+	else if (!P_ISLEAF(opaque) &&
+			 PageGetMaxOffsetNumber(page) < P_FIRSTDATAKEY(opaque))
+		problem = "an internal page has no downlink";
+	else if (!P_RIGHTMOST(opaque) && PageGetMaxOffsetNumber(page) < P_HIKEY)
+		problem = "a page with a right sibling has no high key";
+	if (problem != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" contains corrupted page at block %u",
+						RelationGetRelationName(rel),
+						BufferGetBlockNumber(buf)),
+				 errdetail("In the page header: %s (pd_lower %u, pd_upper %u, pd_special %u).",
+						   problem, phdr->pd_lower, phdr->pd_upper,
+						   phdr->pd_special),
+				 errhint("Please REINDEX it.")));
+}
+
+/*
+ * _fbt_corrupt_item() -- report a damaged item.
+ *
+ * buf: the pinned and locked page holding it; offnum: its offset; detail:
+ * what is wrong, or NULL for a line pointer or tuple length out of the
+ * page's bounds.  Raises ERRCODE_INDEX_CORRUPTED (never returns); the
+ * error releases the caller's locks and pins.
+ */
+void
+_fbt_corrupt_item(Relation rel, Buffer buf, OffsetNumber offnum,
+				  const char *detail)
+{
+	Page		page = BufferGetPage(buf);
+	ItemId		iid = NULL;
+
+	if (offnum >= FirstOffsetNumber && offnum <= PageGetMaxOffsetNumber(page))
+		iid = PageGetItemId(page, offnum);
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("index \"%s\" contains a corrupted item at block %u, offset %u",
+					RelationGetRelationName(rel),
+					BufferGetBlockNumber(buf), offnum),
+			 detail ? errdetail("%s.", detail) :
+			 iid ? errdetail("Line pointer (offset %u, length %u, flags %u) or tuple length out of the page's bounds (pd_upper %u, pd_special %u).",
+							 ItemIdGetOffset(iid), ItemIdGetLength(iid),
+							 ItemIdGetFlags(iid),
+							 ((PageHeader) page)->pd_upper,
+							 ((PageHeader) page)->pd_special) : 0,
+			 errhint("Please REINDEX it.")));
+	pg_unreachable();
 }
 
 /*
@@ -348,7 +416,51 @@ _fbt_relandgetbuf(Relation rel, Buffer obuf, BlockNumber blkno, int access)
  *	  version becomes v' + 1, even.  That last store is not logged; after
  *	  recovery a page carries an odd version, which optimistic readers
  *	  treat as "use the lock".  Even versions only ever grow.
+ *
+ * Hints.  Scans and unique checks mark dead entries LP_DEAD and set
+ * FBTP_HAS_GARBAGE without WAL (nbtree README, "Marking dead items"), so a
+ * standby's or a crashed server's copy of a page lacks the primary's
+ * hints.  A generic record logs only the bytes that differ between the
+ * shared page and the image; a hint present in both is not logged, and
+ * redo would produce a page that differs from the primary's, which
+ * wal_consistency_checking (switched on at any time, by any session or on
+ * the standby alone) reports as a FATAL inconsistency.  So every record
+ * carries the page's hints: when the image has FBTP_HAS_GARBAGE (always
+ * set while any entry is LP_DEAD; only cleared by a change that leaves
+ * none), the shared page's copies of the flags word and of every LP_DEAD
+ * line pointer are made to differ from the image before the delta is
+ * computed.  Redo then sets exactly the primary's hints.  Hot standby
+ * scans do not trust LP_DEAD (ignore_killed_tuples is off in recovery),
+ * as with nbtree's hints that arrive in full-page images.
  */
+
+/*
+ * Make the hints of image i differ in the shared page (see above), so that
+ * the delta carries them.  The shared page is exclusively locked and about
+ * to be overwritten by the image.
+ */
+static void
+_fbt_wal_force_hints(Page shared, Page image)
+{
+	FbtPageOpaque iopaque = FbtPageGetOpaque(image);
+	OffsetNumber maxoff;
+	OffsetNumber off;
+
+	if (!(iopaque->fbto_flags & FBTP_HAS_GARBAGE))
+		return;
+	FbtPageGetOpaque(shared)->fbto_flags = ~iopaque->fbto_flags;
+	maxoff = Min(PageGetMaxOffsetNumber(image),
+				 PageGetMaxOffsetNumber(shared));
+	for (off = FirstOffsetNumber; off <= maxoff; off++)
+	{
+		if (ItemIdIsDead(PageGetItemId(image, off)))
+		{
+			uint32	   *sharedlp = (uint32 *) PageGetItemId(shared, off);
+
+			*sharedlp = ~*(uint32 *) PageGetItemId(image, off);
+		}
+	}
+}
 
 /* The odd version a change logs, given the page's version before it */
 static inline uint32
@@ -417,7 +529,12 @@ _fbt_wal_finish(FbtWal *wal)
 			FbtPageGetOpaque(wal->images[i])->fbto_version = next;
 		if (!PageIsNew(shared) &&
 			PageGetSpecialSize(shared) == MAXALIGN(sizeof(FbtPageOpaqueData)))
+		{
 			FbtPageGetOpaque(shared)->fbto_version = next ^ 0xFFFFFFFE;
+			if (PageGetSpecialSize(wal->images[i]) ==
+				MAXALIGN(sizeof(FbtPageOpaqueData)))
+				_fbt_wal_force_hints(shared, wal->images[i]);
+		}
 	}
 	pg_write_barrier();
 

@@ -1,35 +1,25 @@
 /*-------------------------------------------------------------------------
  *
  * fbtsearch.c
- *	  Search code for fastbtree: descent from the root with Lehman & Yao
- *	  move-right, binary search within a page, and the index scan callbacks
- *	  (amgettuple, amgetbitmap, mark/restore).
+ *	  Descent for fastbtree: from the root to the leaf where a key belongs,
+ *	  with Lehman & Yao move-right, and to the ends of a level.  The scan
+ *	  callbacks that use it live in fbtscan.c, the binary search within a
+ *	  page in fbtcompare.c.
  *
- * Scans read a leaf page at a time: under one share lock every matching
- * item is copied to backend memory (and, for index-only scans, the tuple
- * itself); then the lock is released and the pin kept while the executor
- * visits the heap (nbtree README, "Scans").
+ * Readers hold one page lock at a time: a page is released before its child
+ * is locked, so a concurrent split of the child can move our key range to
+ * the child's right sibling between the two.  The child's high key tells:
+ * a key above it belongs further right, and the right-link leads there
+ * (Lehman & Yao; nbtree README, "Lehman and Yao Algorithm").
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "access/relscan.h"
-#include "access/rmgr.h"
-#include "access/xlog.h"
 #include "miscadmin.h"
-#include "nodes/tidbitmap.h"
-#include "pgstat.h"
-#include "storage/predicate.h"
-#include "utils/memutils.h"
 #include "utils/rel.h"
-#include "utils/snapmgr.h"
 
 #include "fastbtree.h"
-
-static bool _fbt_first(IndexScanDesc scan, ScanDirection dir);
-static bool _fbt_next(IndexScanDesc scan, ScanDirection dir);
-static bool _fbt_steppage(IndexScanDesc scan, ScanDirection dir);
 
 /*
  * _fbt_freestack() -- free a descent stack.
@@ -47,26 +37,64 @@ _fbt_freestack(FbtStack stack)
 }
 
 /*
+ * Finish the incomplete split of the page in buf (pinned and locked in mode
+ * access, on the level whose parents are in stack), then read the same
+ * block again in mode access.  Only inserters finish splits: the downlink
+ * they add needs the parent entries of the descent.
+ */
+static Buffer
+_fbt_finish_split_and_reread(Relation rel, Buffer buf, FbtStack stack,
+							 int access)
+{
+	BlockNumber blkno = BufferGetBlockNumber(buf);
+
+	if (access == FBT_READ)
+	{
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		LockBuffer(buf, FBT_WRITE);
+	}
+	/* somebody may have finished it while we had no lock */
+	if (P_INCOMPLETE_SPLIT(FbtPageGetOpaque(BufferGetPage(buf))))
+		_fbt_finish_split(rel, buf, stack);
+	else
+		UnlockReleaseBuffer(buf);
+	return _fbt_getbuf(rel, blkno, access);
+}
+
+/*
  * _fbt_search() -- descend to the leaf page where key belongs.
  *
  * key: an insertion scankey (nextkey chooses first >= or first > key).
- * access: FBT_READ for scans, FBT_WRITE for inserts; with FBT_WRITE an
+ * access: FBT_READ for scans, FBT_WRITE for inserts.  With FBT_WRITE an
  * empty index gets a root, incomplete splits met on the way are finished,
  * and the descent stack (parent block and downlink offset per level) is
  * returned; with FBT_READ the result is NULL.
  *
+ * leafoffP: if not NULL, *leafoffP is set to the binary-search position of
+ * key on the leaf returned (first item >= key, or > key with nextkey;
+ * possibly one past the last item).
+ *
  * On return *bufP is the leaf, pinned and locked in mode access, or
  * InvalidBuffer if the index is empty and access is FBT_READ.  Internal
- * pages are share-locked one at a time and released before the child is
- * locked (Lehman & Yao: a concurrent split is detected by the child's
- * high key and followed right).  Raises ERRCODE_INDEX_CORRUPTED when a
- * downlink leads to a page of the wrong level.
+ * pages are share-locked one at a time.  Raises ERRCODE_INDEX_CORRUPTED
+ * when a downlink leads to a page of the wrong level.
+ *
+ * Move-right test.  A page whose high key is < key (<= key with nextkey)
+ * cannot hold key: a split moved that range right.  Where the page is
+ * binary-searched anyway (internal pages, and the leaf when the caller
+ * wants the position), the high key is compared only when the search
+ * ends at the page's right edge: an item the search stops before is
+ * >= key (> key), and no item exceeds the high key, so the key is within
+ * the page.  A leaf the caller searches itself (inserts, which search it
+ * again with other keys) gets the high-key comparison directly.
  */
 FbtStack
-_fbt_search(Relation rel, FbtScanInsert key, Buffer *bufP, int access)
+_fbt_search(Relation rel, FbtScanInsert key, Buffer *bufP, int access,
+			OffsetNumber *leafoffP)
 {
 	FbtStack	stack = NULL;
 	bool		forupdate = (access == FBT_WRITE);
+	int			cmpval = key->nextkey ? 0 : 1;
 	int			curaccess;
 
 	*bufP = _fbt_getroot(rel, access, forupdate);
@@ -77,23 +105,52 @@ _fbt_search(Relation rel, FbtScanInsert key, Buffer *bufP, int access)
 
 	for (;;)
 	{
-		Page		page;
-		FbtPageOpaque opaque;
+		Page		page = BufferGetPage(*bufP);
+		FbtPageOpaque opaque = FbtPageGetOpaque(page);
+		bool		isleaf = P_ISLEAF(opaque);
 		OffsetNumber offnum;
-		IndexTuple	itup;
 		BlockNumber parentblk;
 		BlockNumber child;
 		uint32		level;
 
-		*bufP = _fbt_moveright(rel, key, *bufP, forupdate, stack, curaccess);
-		page = BufferGetPage(*bufP);
-		opaque = FbtPageGetOpaque(page);
-		if (P_ISLEAF(opaque))
+		if (forupdate && P_INCOMPLETE_SPLIT(opaque))
+		{
+			*bufP = _fbt_finish_split_and_reread(rel, *bufP, stack,
+												 curaccess);
+			continue;
+		}
+
+		if (isleaf && leafoffP == NULL)
+		{
+			if (!P_RIGHTMOST(opaque) &&
+				_fbt_compare(rel, key, *bufP, P_HIKEY) >= cmpval)
+			{
+				CHECK_FOR_INTERRUPTS();
+				*bufP = _fbt_relandgetbuf(rel, *bufP, opaque->fbto_next,
+										  curaccess);
+				continue;
+			}
 			break;
+		}
 
 		offnum = _fbt_binsrch(rel, key, *bufP);
-		itup = (IndexTuple) PageGetItem(page, PageGetItemId(page, offnum));
-		child = FbtPivotGetDownLink(itup);
+		if (!P_RIGHTMOST(opaque) &&
+			(isleaf ? offnum > PageGetMaxOffsetNumber(page) :
+			 offnum >= PageGetMaxOffsetNumber(page)) &&
+			_fbt_compare(rel, key, *bufP, P_HIKEY) >= cmpval)
+		{
+			CHECK_FOR_INTERRUPTS();
+			*bufP = _fbt_relandgetbuf(rel, *bufP, opaque->fbto_next,
+									  curaccess);
+			continue;
+		}
+		if (isleaf)
+		{
+			*leafoffP = offnum;
+			break;
+		}
+
+		child = FbtPivotGetDownLink(_fbt_getitem(rel, *bufP, offnum));
 		parentblk = BufferGetBlockNumber(*bufP);
 		level = opaque->fbto_level;
 
@@ -119,119 +176,11 @@ _fbt_search(Relation rel, FbtScanInsert key, Buffer *bufP, int access)
 }
 
 /*
- * _fbt_search_leaf() -- read-only descent to the leaf position of key.
- *
- * Like _fbt_search(..., FBT_READ), but returns the binary-search position
- * on the leaf too (first item >= key, or > key with nextkey; possibly one
- * past the last item), and tests a page's high key only when the binary
- * search ends at the page's right edge: any item the search stops before
- * is >= key (> key) and no greater than the high key, so the key cannot
- * belong to a right sibling (Lehman & Yao's move-right is needed only
- * past the last item).  *bufP is the leaf, pinned and share-locked, or
- * InvalidBuffer for an empty index (then the result is meaningless).
- */
-OffsetNumber
-_fbt_search_leaf(Relation rel, FbtScanInsert key, Buffer *bufP)
-{
-	int			cmpval = key->nextkey ? 0 : 1;
-
-	*bufP = _fbt_getroot(rel, FBT_READ, false);
-	if (!BufferIsValid(*bufP))
-		return InvalidOffsetNumber;
-
-	for (;;)
-	{
-		Page		page = BufferGetPage(*bufP);
-		FbtPageOpaque opaque = FbtPageGetOpaque(page);
-		OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
-		OffsetNumber offnum = _fbt_binsrch(rel, key, *bufP);
-		bool		isleaf = P_ISLEAF(opaque);
-		BlockNumber blkno;
-		uint32		level;
-		IndexTuple	itup;
-
-		if (!P_RIGHTMOST(opaque) &&
-			(isleaf ? offnum > maxoff : offnum >= maxoff) &&
-			_fbt_compare(rel, key, page, P_HIKEY) >= cmpval)
-		{
-			/* a concurrent split moved our key range right */
-			*bufP = _fbt_relandgetbuf(rel, *bufP, opaque->fbto_next, FBT_READ);
-			continue;
-		}
-		if (isleaf)
-			return offnum;
-
-		itup = (IndexTuple) PageGetItem(page, PageGetItemId(page, offnum));
-		blkno = BufferGetBlockNumber(*bufP);
-		level = opaque->fbto_level;
-		*bufP = _fbt_relandgetbuf(rel, *bufP, FbtPivotGetDownLink(itup),
-								  FBT_READ);
-		if (FbtPageGetOpaque(BufferGetPage(*bufP))->fbto_level != level - 1)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" has a downlink from block %u to block %u of the wrong level",
-							RelationGetRelationName(rel), blkno,
-							FbtPivotGetDownLink(itup))));
-	}
-}
-
-/*
- * _fbt_moveright() -- move right until buf is the page where key belongs.
- *
- * buf: pinned and locked in mode access.  A page whose high key is < key
- * (<= key with nextkey) cannot hold it: a concurrent split moved the range
- * right, and the right-link leads to it (Lehman & Yao).  With forupdate,
- * a page whose split is incomplete is finished first (needs stack, the
- * parent entries of this level).  Returns the target, pinned and locked in
- * mode access; every other page visited is released.
- */
-Buffer
-_fbt_moveright(Relation rel, FbtScanInsert key, Buffer buf, bool forupdate,
-			   FbtStack stack, int access)
-{
-	int			cmpval = key->nextkey ? 0 : 1;
-
-	for (;;)
-	{
-		Page		page = BufferGetPage(buf);
-		FbtPageOpaque opaque = FbtPageGetOpaque(page);
-
-		if (P_RIGHTMOST(opaque))
-			break;
-
-		if (forupdate && P_INCOMPLETE_SPLIT(opaque))
-		{
-			BlockNumber blkno = BufferGetBlockNumber(buf);
-
-			if (access == FBT_READ)
-			{
-				LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-				LockBuffer(buf, FBT_WRITE);
-			}
-			if (P_INCOMPLETE_SPLIT(FbtPageGetOpaque(BufferGetPage(buf))))
-				_fbt_finish_split(rel, buf, stack);
-			else
-				UnlockReleaseBuffer(buf);
-			buf = _fbt_getbuf(rel, blkno, access);
-			continue;
-		}
-
-		if (_fbt_compare(rel, key, page, P_HIKEY) >= cmpval)
-		{
-			buf = _fbt_relandgetbuf(rel, buf, opaque->fbto_next, access);
-			continue;
-		}
-		break;
-	}
-	return buf;
-}
-
-/*
  * _fbt_get_endpoint() -- the leftmost or rightmost page of a level.
  *
  * level: 0 for leaves.  Returns the page pinned and share-locked, or
  * InvalidBuffer if the index is empty.  Raises ERRCODE_INDEX_CORRUPTED if
- * the tree has no such level.
+ * the tree has no such level or a downlink leads to the wrong level.
  */
 Buffer
 _fbt_get_endpoint(Relation rel, uint32 level, bool rightmost)
@@ -245,7 +194,8 @@ _fbt_get_endpoint(Relation rel, uint32 level, bool rightmost)
 		Page		page;
 		FbtPageOpaque opaque;
 		OffsetNumber offnum;
-		IndexTuple	itup;
+		BlockNumber blkno;
+		uint32		curlevel;
 
 		if (!BufferIsValid(buf))
 			return InvalidBuffer;
@@ -260,11 +210,12 @@ _fbt_get_endpoint(Relation rel, uint32 level, bool rightmost)
 			opaque = FbtPageGetOpaque(page);
 		}
 
-		if (opaque->fbto_level == level)
+		curlevel = opaque->fbto_level;
+		if (curlevel == level)
 			return buf;
-		if (opaque->fbto_level < level)
+		if (curlevel < level)
 		{
-			/* a stale cached root can be below the level we want */
+			/* the metapage was read before a root split: read it again */
 			UnlockReleaseBuffer(buf);
 			if (refreshed)
 				ereport(ERROR,
@@ -279,797 +230,16 @@ _fbt_get_endpoint(Relation rel, uint32 level, bool rightmost)
 
 		offnum = rightmost ? PageGetMaxOffsetNumber(page) :
 			P_FIRSTDATAKEY(opaque);
-		if (offnum < P_FIRSTDATAKEY(opaque) ||
-			offnum > PageGetMaxOffsetNumber(page))
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("internal page %u of index \"%s\" has no downlinks",
-							BufferGetBlockNumber(buf),
-							RelationGetRelationName(rel))));
-		itup = (IndexTuple) PageGetItem(page, PageGetItemId(page, offnum));
-		buf = _fbt_relandgetbuf(rel, buf, FbtPivotGetDownLink(itup), FBT_READ);
-	}
-}
-
-/* ----------------------------------------------------------------
- * Index scans
- * ----------------------------------------------------------------
- */
-
-static void
-_fbt_invalidate_pos(FbtScanPos pos)
-{
-	if (BufferIsValid(pos->buf))
-		ReleaseBuffer(pos->buf);
-	pos->buf = InvalidBuffer;
-	pos->currPage = InvalidBlockNumber;
-}
-
-/*
- * After reading a page: release the content lock, and the pin too when it
- * is safe (see FbtScanPosData).
- */
-static void
-_fbt_drop_lock_and_maybe_pin(IndexScanDesc scan, FbtScanPos pos)
-{
-	LockBuffer(pos->buf, BUFFER_LOCK_UNLOCK);
-	if (IsMVCCSnapshot(scan->xs_snapshot) &&
-		RelationNeedsWAL(scan->indexRelation) && !scan->xs_want_itup)
-	{
-		ReleaseBuffer(pos->buf);
-		pos->buf = InvalidBuffer;
-	}
-}
-
-/*
- * _fbt_killitems() -- mark the items of currPos that the executor reported
- * dead (kill_prior_tuple) as LP_DEAD, so later scans skip them.
- *
- * A hint: done under a share lock and logged only as a hint (nbtree README,
- * "Marking dead items").  If we kept the pin, items may only have moved
- * right within the page (inserts) or off it (splits), so each is looked
- * for from its old offset; if we dropped the pin, the page must not have
- * changed at all since we read it (same LSN), else nothing is marked.
- */
-static void
-_fbt_killitems(IndexScanDesc scan)
-{
-	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
-	FbtScanPos	pos = &so->currPos;
-	Relation	rel = scan->indexRelation;
-	bool		droppedpin = !BufferIsValid(pos->buf);
-	Buffer		buf;
-	Page		page;
-	OffsetNumber maxoff;
-	bool		killed = false;
-	int			i;
-
-	if (so->numKilled == 0 || !FbtScanPosIsValid(*pos))
-	{
-		so->numKilled = 0;
-		return;
-	}
-
-	if (droppedpin)
-	{
-		buf = _fbt_getbuf(rel, pos->currPage, FBT_READ);
-		if (BufferGetLSNAtomic(buf) != pos->lsn)
-		{
-			UnlockReleaseBuffer(buf);
-			so->numKilled = 0;
-			return;
-		}
-	}
-	else
-	{
-		buf = pos->buf;
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-	}
-
-	page = BufferGetPage(buf);
-	maxoff = PageGetMaxOffsetNumber(page);
-	for (i = 0; i < so->numKilled; i++)
-	{
-		int			itemIndex = so->killedItems[i];
-		FbtScanPosItem *item;
-		OffsetNumber offnum;
-
-		if (itemIndex < pos->firstItem || itemIndex > pos->lastItem)
-			continue;
-		item = &pos->items[itemIndex];
-		for (offnum = item->indexOffset; offnum <= maxoff; offnum++)
-		{
-			ItemId		iid = PageGetItemId(page, offnum);
-			IndexTuple	itup = (IndexTuple) PageGetItem(page, iid);
-
-			if (ItemPointerEquals(&itup->t_tid, &item->heapTid))
-			{
-				if (!ItemIdIsDead(iid))
-				{
-					ItemIdMarkDead(iid);
-					killed = true;
-				}
-				break;
-			}
-		}
-	}
-	if (killed)
-	{
-		FbtPageGetOpaque(page)->fbto_flags |= FBTP_HAS_GARBAGE;
-		MarkBufferDirtyHint(buf, true);
-	}
-
-	if (droppedpin)
-		UnlockReleaseBuffer(buf);
-	else
-		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-	so->numKilled = 0;
-}
-
-/* Leave the current page: apply pending kills, drop the pin */
-static void
-_fbt_release_curr(IndexScanDesc scan)
-{
-	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
-
-	if (so->numKilled > 0)
-		_fbt_killitems(scan);
-	_fbt_invalidate_pos(&so->currPos);
-}
-
-/*
- * fbtbeginscan() -- ambeginscan: allocate a scan on index rel.
- *
- * nkeys, norderbys: counts of scan keys (no ORDER BY operators are
- * supported: amcanorderbyop is false).  Returns the scan descriptor; no
- * pins or locks are taken until the first fetch.
- */
-IndexScanDesc
-fbtbeginscan(Relation rel, int nkeys, int norderbys)
-{
-	IndexScanDesc scan;
-	FbtScanOpaque so;
-
-	Assert(norderbys == 0);
-	scan = RelationGetIndexScan(rel, nkeys, norderbys);
-
-	/* not palloc0: the position arrays are large and filled before use */
-	so = (FbtScanOpaque) palloc(sizeof(FbtScanOpaqueData));
-	so->keysPrepared = false;
-	so->qual_ok = true;
-	so->numberOfKeys = 0;
-	so->keyData = palloc(sizeof(ScanKeyData) * Max(nkeys, 1));
-	so->keyStrategy = palloc(sizeof(StrategyNumber) * Max(nkeys, 1));
-	so->keyOrderProc = palloc0(sizeof(FmgrInfo) * Max(nkeys, 1));
-	so->keyCmpKind = palloc0(sizeof(uint8) * Max(nkeys, 1));
-	so->keyArgWidth = palloc0(sizeof(uint8) * Max(nkeys, 1));
-	so->keySortSupport = palloc0(sizeof(SortSupportData) * Max(nkeys, 1));
-	so->keyHasSortSupport = palloc0(sizeof(bool) * Max(nkeys, 1));
-	so->sortContext = NULL;
-	so->keyIarg = palloc(sizeof(int64) * Max(nkeys, 1));
-	so->keyFarg = palloc(sizeof(double) * Max(nkeys, 1));
-	so->arrayKeys = palloc(sizeof(FbtArrayKeyInfo) * Max(nkeys, 1));
-	so->numArrayKeys = 0;
-	so->arrayContext = NULL;
-	so->currTuples = NULL;
-	so->markTuples = NULL;
-	so->killedItems = NULL;
-	so->numKilled = 0;
-	so->currPos.buf = InvalidBuffer;
-	so->currPos.currPage = InvalidBlockNumber;
-	so->markPos.buf = InvalidBuffer;
-	so->markPos.currPage = InvalidBlockNumber;
-	so->markItemIndex = -1;
-	scan->xs_itupdesc = RelationGetDescr(rel);
-	scan->opaque = so;
-	return scan;
-}
-
-/*
- * fbtrescan() -- amrescan: (re)start a scan with new keys.
- *
- * scankey: nscankeys keys to copy into the scan (or NULL to keep the old
- * ones).  Releases any pins the scan held; preprocesses the keys once, so
- * that no catalog lookups happen per tuple.
- */
-void
-fbtrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
-		  ScanKey orderbys, int norderbys)
-{
-	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
-
-	_fbt_release_curr(scan);
-	_fbt_invalidate_pos(&so->markPos);
-	so->markItemIndex = -1;
-
-	if (scan->xs_want_itup && so->currTuples == NULL)
-	{
-		so->currTuples = (char *) palloc(BLCKSZ * 2);
-		so->markTuples = so->currTuples + BLCKSZ;
-	}
-
-	if (scankey && scan->numberOfKeys > 0)
-		memmove(scan->keyData, scankey,
-				scan->numberOfKeys * sizeof(ScanKeyData));
-	_fbt_preprocess_keys(scan);
-}
-
-/*
- * fbtendscan() -- amendscan: release pins and memory of a scan.
- */
-void
-fbtendscan(IndexScanDesc scan)
-{
-	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
-
-	_fbt_release_curr(scan);
-	_fbt_invalidate_pos(&so->markPos);
-	if (so->killedItems != NULL)
-		pfree(so->killedItems);
-	if (so->arrayContext != NULL)
-		MemoryContextDelete(so->arrayContext);
-	pfree(so->keyData);
-	pfree(so->keyStrategy);
-	pfree(so->keyOrderProc);
-	pfree(so->keyCmpKind);
-	pfree(so->keyArgWidth);
-	pfree(so->keySortSupport);
-	pfree(so->keyHasSortSupport);
-	if (so->sortContext != NULL)
-		MemoryContextDelete(so->sortContext);
-	pfree(so->keyIarg);
-	pfree(so->keyFarg);
-	pfree(so->arrayKeys);
-	if (so->currTuples != NULL)
-		pfree(so->currTuples);
-	pfree(so);
-}
-
-/* Copy one matching item (and, for index-only scans, its tuple) */
-static void
-_fbt_saveitem(FbtScanOpaque so, int itemIndex, OffsetNumber offnum,
-			  IndexTuple itup)
-{
-	FbtScanPosItem *item = &so->currPos.items[itemIndex];
-
-	item->heapTid = itup->t_tid;
-	item->indexOffset = offnum;
-	if (so->currTuples)
-	{
-		Size		itupsz = IndexTupleSize(itup);
-
-		item->tupleOffset = so->currPos.nextTupleOffset;
-		memcpy(so->currTuples + so->currPos.nextTupleOffset, itup, itupsz);
-		so->currPos.nextTupleOffset += MAXALIGN(itupsz);
-	}
-}
-
-/*
- * _fbt_readpage() -- collect the matching items of the leaf in
- * so->currPos.buf (pinned and share-locked), starting at offnum and going
- * in direction dir.  Sets moreRight/moreLeft from the required keys.
- * Returns true if any item matched.  The lock is left to the caller.
- */
-static bool
-_fbt_readpage(IndexScanDesc scan, ScanDirection dir, OffsetNumber offnum)
-{
-	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
-	Page		page = BufferGetPage(so->currPos.buf);
-	FbtPageOpaque opaque = FbtPageGetOpaque(page);
-	OffsetNumber minoff = P_FIRSTDATAKEY(opaque);
-	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
-	bool		continuescan = true;
-	int			itemIndex;
-
-	if (!P_ISLEAF(opaque))
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" has a non-leaf page at block %u where a leaf was expected",
-						RelationGetRelationName(scan->indexRelation),
-						BufferGetBlockNumber(so->currPos.buf))));
-
-	so->currPos.currPage = BufferGetBlockNumber(so->currPos.buf);
-	so->currPos.lsn = BufferGetLSNAtomic(so->currPos.buf);
-	so->currPos.nextPage = opaque->fbto_next;
-	so->currPos.prevPage = opaque->fbto_prev;
-	so->currPos.nextTupleOffset = 0;
-
-	if (ScanDirectionIsForward(dir))
-	{
-		itemIndex = 0;
-		offnum = Max(offnum, minoff);
-		while (offnum <= maxoff)
-		{
-			ItemId		iid = PageGetItemId(page, offnum);
-			IndexTuple	itup = (IndexTuple) PageGetItem(page, iid);
-
-			/* entries marked dead are skipped (outside recovery) */
-			if (scan->ignore_killed_tuples && ItemIdIsDead(iid))
-			{
-				offnum = OffsetNumberNext(offnum);
-				continue;
-			}
-			if (_fbt_checkkeys(scan, itup, dir, &continuescan))
-				_fbt_saveitem(so, itemIndex++, offnum, itup);
-			if (!continuescan)
-				break;
-			offnum = OffsetNumberNext(offnum);
-		}
-		so->currPos.moreRight = continuescan && !P_RIGHTMOST(opaque);
-		so->currPos.firstItem = 0;
-		so->currPos.lastItem = itemIndex - 1;
-		so->currPos.itemIndex = 0;
-	}
-	else
-	{
-		itemIndex = MaxIndexTuplesPerPage;
-		offnum = Min(offnum, maxoff);
-		while (offnum >= minoff)
-		{
-			ItemId		iid = PageGetItemId(page, offnum);
-			IndexTuple	itup = (IndexTuple) PageGetItem(page, iid);
-
-			if (scan->ignore_killed_tuples && ItemIdIsDead(iid))
-			{
-				offnum = OffsetNumberPrev(offnum);
-				continue;
-			}
-			if (_fbt_checkkeys(scan, itup, dir, &continuescan))
-				_fbt_saveitem(so, --itemIndex, offnum, itup);
-			if (!continuescan)
-				break;
-			offnum = OffsetNumberPrev(offnum);
-		}
-		so->currPos.moreLeft = continuescan && !P_LEFTMOST(opaque);
-		so->currPos.firstItem = itemIndex;
-		so->currPos.lastItem = MaxIndexTuplesPerPage - 1;
-		so->currPos.itemIndex = MaxIndexTuplesPerPage - 1;
-	}
-
-	PredicateLockPage(scan->indexRelation, so->currPos.currPage,
-					  scan->xs_snapshot);
-	return so->currPos.firstItem <= so->currPos.lastItem;
-}
-
-/* Hand the current item to the executor */
-static void
-_fbt_return_item(IndexScanDesc scan)
-{
-	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
-	FbtScanPosItem *item = &so->currPos.items[so->currPos.itemIndex];
-
-	scan->xs_heaptid = item->heapTid;
-	if (so->currTuples)
-		scan->xs_itup = (IndexTuple) (so->currTuples + item->tupleOffset);
-}
-
-/*
- * Read leaf buf (pinned and share-locked) from offnum in direction dir,
- * stepping to further pages if nothing matches there.  The lock is released
- * on return and the pin kept in so->currPos.  Returns true with the scan on
- * its first match, false at the end of the scan (no pins held).
- */
-static bool
-_fbt_start_at(IndexScanDesc scan, ScanDirection dir, Buffer buf,
-			  OffsetNumber offnum)
-{
-	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
-	bool		found;
-
-	so->currPos.buf = buf;
-	so->currPos.moreLeft = true;
-	so->currPos.moreRight = true;
-	found = _fbt_readpage(scan, dir, offnum);
-	_fbt_drop_lock_and_maybe_pin(scan, &so->currPos);
-	if (!found && !_fbt_steppage(scan, dir))
-		return false;
-	_fbt_return_item(scan);
-	return true;
-}
-
-/*
- * _fbt_first() -- position a (primitive) scan on its first match.
- *
- * Builds an insertion scankey from the keys that bound the scan's start:
- * per column in order, an equality key, else the bound facing the scan
- * direction (then stop), as nbtree's _bt_first does.  Without such keys,
- * starts at the first or last leaf.  Returns false if nothing matches.
- */
-static bool
-_fbt_first(IndexScanDesc scan, ScanDirection dir)
-{
-	Relation	rel = scan->indexRelation;
-	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
-	int			nkeyatts = IndexRelationGetNumberOfKeyAttributes(rel);
-	FbtScanInsertData inskey;
-	int			keysCount = 0;
-	StrategyNumber strat_total = BTEqualStrategyNumber;
-	bool		goback;
-	Buffer		buf;
-	OffsetNumber offnum;
-	int			col;
-
-	_fbt_release_curr(scan);
-	pgstat_count_index_scan(rel);
-
-	for (col = 0; col < nkeyatts; col++)
-	{
-		int			chosen = -1;
-		int			i;
-
-		for (i = 0; i < so->numberOfKeys; i++)
-		{
-			StrategyNumber s = so->keyStrategy[i];
-
-			if (so->keyData[i].sk_attno != col + 1)
-				continue;
-			if (s == BTEqualStrategyNumber)
-			{
-				chosen = i;
-				break;
-			}
-			if (chosen < 0 &&
-				(ScanDirectionIsBackward(dir) ?
-				 (s == BTLessStrategyNumber || s == BTLessEqualStrategyNumber) :
-				 (s == BTGreaterStrategyNumber ||
-				  s == BTGreaterEqualStrategyNumber)))
-				chosen = i;
-		}
-		if (chosen < 0)
-			break;
-
-		{
-			ScanKey		key = &so->keyData[chosen];
-
-			ScanKeyEntryInitializeWithInfo(&inskey.scankeys[keysCount],
-										   (key->sk_flags & SK_ISNULL) |
-										   (rel->rd_indoption[col] << 24),
-										   key->sk_attno,
-										   InvalidStrategy,
-										   key->sk_subtype,
-										   key->sk_collation,
-										   &so->keyOrderProc[chosen],
-										   key->sk_argument);
-			/* a machine comparison was classified with the search key */
-			if (so->keyCmpKind[chosen] != FBT_CMP_FMGR)
-			{
-				inskey.cmpkind[keysCount] = so->keyCmpKind[chosen];
-				inskey.iarg[keysCount] = so->keyIarg[chosen];
-				inskey.farg[keysCount] = so->keyFarg[chosen];
-			}
-			else
-			{
-				_fbt_prepare_compare_col(rel, &inskey, keysCount);
-				if (inskey.cmpkind[keysCount] == FBT_CMP_FMGR &&
-					so->keyHasSortSupport[chosen])
-				{
-					inskey.cmpkind[keysCount] = FBT_CMP_SORTSUPPORT;
-					inskey.ssup[keysCount] = &so->keySortSupport[chosen];
-				}
-			}
-			keysCount++;
-			strat_total = so->keyStrategy[chosen];
-		}
-		if (strat_total != BTEqualStrategyNumber)
-			break;
-	}
-
-	if (keysCount == 0)
-	{
-		buf = _fbt_get_endpoint(rel, 0, ScanDirectionIsBackward(dir));
-		if (!BufferIsValid(buf))
-		{
-			PredicateLockRelation(rel, scan->xs_snapshot);
-			return false;
-		}
-		offnum = ScanDirectionIsBackward(dir) ?
-			PageGetMaxOffsetNumber(BufferGetPage(buf)) :
-			P_FIRSTDATAKEY(FbtPageGetOpaque(BufferGetPage(buf)));
-		return _fbt_start_at(scan, dir, buf, offnum);
-	}
-
-	/*
-	 * Forward: first item >= key (> key for a ">" bound).  Backward: last
-	 * item <= key (< key for a "<" bound), found as one before the first
-	 * item > key (>= key).
-	 */
-	switch (strat_total)
-	{
-		case BTLessStrategyNumber:
-			inskey.nextkey = false;
-			goback = true;
-			break;
-		case BTLessEqualStrategyNumber:
-			inskey.nextkey = true;
-			goback = true;
-			break;
-		case BTEqualStrategyNumber:
-			inskey.nextkey = ScanDirectionIsBackward(dir);
-			goback = ScanDirectionIsBackward(dir);
-			break;
-		case BTGreaterEqualStrategyNumber:
-			inskey.nextkey = false;
-			goback = false;
-			break;
-		case BTGreaterStrategyNumber:
-			inskey.nextkey = true;
-			goback = false;
-			break;
-		default:
-			elog(ERROR, "unrecognized strategy number: %d", (int) strat_total);
-			goback = false;		/* keep compiler quiet */
-	}
-	inskey.scantid = NULL;
-	inskey.keysz = keysCount;
-
-	offnum = _fbt_search_leaf(rel, &inskey, &buf);
-	if (!BufferIsValid(buf))
-	{
-		PredicateLockRelation(rel, scan->xs_snapshot);
-		return false;
-	}
-
-	if (goback)
-		offnum = OffsetNumberPrev(offnum);
-	return _fbt_start_at(scan, dir, buf, offnum);
-}
-
-/*
- * Find the page left of blkno, starting from lblkno (blkno's left-link
- * when we read it).  If lblkno has split since, its right half is between
- * them: move right until the page whose right-link is blkno (no page is
- * ever deleted, so one is found).  Returns it pinned and share-locked.
- */
-static Buffer
-_fbt_walk_left(Relation rel, BlockNumber blkno, BlockNumber lblkno)
-{
-	Buffer		buf = _fbt_getbuf(rel, lblkno, FBT_READ);
-
-	for (;;)
-	{
-		FbtPageOpaque opaque = FbtPageGetOpaque(BufferGetPage(buf));
-
-		if (opaque->fbto_next == blkno)
-			return buf;
-		if (P_RIGHTMOST(opaque))
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("could not find left sibling of block %u in index \"%s\"",
-							blkno, RelationGetRelationName(rel))));
+		blkno = BufferGetBlockNumber(buf);
 		CHECK_FOR_INTERRUPTS();
-		buf = _fbt_relandgetbuf(rel, buf, opaque->fbto_next, FBT_READ);
-	}
-}
-
-/*
- * _fbt_steppage() -- move the scan to the next leaf in direction dir that
- * has matches.  Drops the pin on the current page (keeping one for a
- * pending mark).  Returns false, holding no pins, at the end of the scan.
- */
-static bool
-_fbt_steppage(IndexScanDesc scan, ScanDirection dir)
-{
-	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
-	Relation	rel = scan->indexRelation;
-
-	/* a mark on this page must survive our leaving it */
-	if (so->markItemIndex >= 0)
-	{
-		_fbt_invalidate_pos(&so->markPos);
-		if (BufferIsValid(so->currPos.buf))
-			IncrBufferRefCount(so->currPos.buf);
-		memcpy(&so->markPos, &so->currPos, sizeof(FbtScanPosData));
-		so->markPos.itemIndex = so->markItemIndex;
-		if (so->currTuples)
-			memcpy(so->markTuples, so->currTuples,
-				   so->currPos.nextTupleOffset);
-		so->markItemIndex = -1;
-	}
-
-	if (ScanDirectionIsForward(dir))
-	{
-		BlockNumber blkno = so->currPos.nextPage;
-		bool		more = so->currPos.moreRight;
-
-		_fbt_release_curr(scan);
-		while (more && blkno != P_NONE)
-		{
-			CHECK_FOR_INTERRUPTS();
-			so->currPos.buf = _fbt_getbuf(rel, blkno, FBT_READ);
-			so->currPos.moreLeft = true;
-			if (_fbt_readpage(scan, dir,
-							  P_FIRSTDATAKEY(FbtPageGetOpaque(BufferGetPage(so->currPos.buf)))))
-			{
-				_fbt_drop_lock_and_maybe_pin(scan, &so->currPos);
-				return true;
-			}
-			more = so->currPos.moreRight;
-			blkno = so->currPos.nextPage;
-			UnlockReleaseBuffer(so->currPos.buf);
-			so->currPos.buf = InvalidBuffer;
-			so->currPos.currPage = InvalidBlockNumber;
-		}
-	}
-	else
-	{
-		BlockNumber blkno = so->currPos.currPage;
-		BlockNumber lblkno = so->currPos.prevPage;
-		bool		more = so->currPos.moreLeft;
-
-		_fbt_release_curr(scan);
-		while (more && lblkno != P_NONE)
-		{
-			CHECK_FOR_INTERRUPTS();
-			so->currPos.buf = _fbt_walk_left(rel, blkno, lblkno);
-			so->currPos.moreRight = true;
-			if (_fbt_readpage(scan, dir,
-							  PageGetMaxOffsetNumber(BufferGetPage(so->currPos.buf))))
-			{
-				_fbt_drop_lock_and_maybe_pin(scan, &so->currPos);
-				return true;
-			}
-			more = so->currPos.moreLeft;
-			blkno = so->currPos.currPage;
-			lblkno = so->currPos.prevPage;
-			UnlockReleaseBuffer(so->currPos.buf);
-			so->currPos.buf = InvalidBuffer;
-			so->currPos.currPage = InvalidBlockNumber;
-		}
-	}
-	return false;
-}
-
-/* Advance to the next match; false at the end of the primitive scan */
-static bool
-_fbt_next(IndexScanDesc scan, ScanDirection dir)
-{
-	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
-
-	if (ScanDirectionIsForward(dir))
-	{
-		if (++so->currPos.itemIndex > so->currPos.lastItem &&
-			!_fbt_steppage(scan, dir))
-			return false;
-	}
-	else
-	{
-		if (--so->currPos.itemIndex < so->currPos.firstItem &&
-			!_fbt_steppage(scan, dir))
-			return false;
-	}
-	_fbt_return_item(scan);
-	return true;
-}
-
-/*
- * fbtgettuple() -- amgettuple: return the next matching heap TID.
- *
- * dir: scan direction; may change between calls (cursors).  Sets
- * scan->xs_heaptid (and xs_itup for index-only scans); results never need
- * a recheck.  Holds a pin on the current leaf between calls, no locks.
- * = ANY(array) keys run one primitive scan per element combination.
- */
-bool
-fbtgettuple(IndexScanDesc scan, ScanDirection dir)
-{
-	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
-	bool		res;
-
-	scan->xs_recheck = false;
-
-	if (!FbtScanPosIsValid(so->currPos) && !_fbt_start_array_keys(scan, dir))
-		return false;
-
-	do
-	{
-		if (!FbtScanPosIsValid(so->currPos))
-			res = _fbt_first(scan, dir);
-		else
-		{
-			/*
-			 * The executor found the last returned tuple dead to all.  The
-			 * LP_DEAD hint is not WAL-logged, and generic WAL has no masking
-			 * to hide it from wal_consistency_checking, so don't set hints
-			 * while generic records are being checked.
-			 */
-			if (scan->kill_prior_tuple &&
-				(wal_consistency_checking == NULL ||
-				 !wal_consistency_checking[RM_GENERIC_ID]))
-			{
-				if (so->killedItems == NULL)
-					so->killedItems = (int *)
-						palloc(MaxIndexTuplesPerPage * sizeof(int));
-				if (so->numKilled < MaxIndexTuplesPerPage)
-					so->killedItems[so->numKilled++] = so->currPos.itemIndex;
-			}
-			res = _fbt_next(scan, dir);
-		}
-		if (res)
-			break;
-	} while (so->numArrayKeys > 0 && _fbt_advance_array_keys(scan, dir));
-
-	return res;
-}
-
-/*
- * fbtgetbitmap() -- amgetbitmap: add every matching heap TID to tbm.
- *
- * Returns the number of TIDs added.  Holds at most one pin between pages,
- * none on return.
- */
-int64
-fbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
-{
-	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
-	int64		ntids = 0;
-
-	if (!_fbt_start_array_keys(scan, ForwardScanDirection))
-		return 0;
-
-	do
-	{
-		if (_fbt_first(scan, ForwardScanDirection))
-		{
-			do
-			{
-				int			i;
-
-				for (i = so->currPos.itemIndex; i <= so->currPos.lastItem; i++)
-				{
-					tbm_add_tuples(tbm, &so->currPos.items[i].heapTid, 1, false);
-					ntids++;
-				}
-			} while (_fbt_steppage(scan, ForwardScanDirection));
-		}
-	} while (so->numArrayKeys > 0 &&
-			 _fbt_advance_array_keys(scan, ForwardScanDirection));
-
-	return ntids;
-}
-
-/*
- * fbtmarkpos() -- ammarkpos: remember the current scan position.
- *
- * The mark is kept lazily as an item index on the current page, and
- * copied (with its own pin) only when the scan leaves the page.
- */
-void
-fbtmarkpos(IndexScanDesc scan)
-{
-	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
-
-	_fbt_invalidate_pos(&so->markPos);
-	so->markItemIndex = FbtScanPosIsValid(so->currPos) ?
-		so->currPos.itemIndex : -1;
-	_fbt_mark_array_keys(scan);
-}
-
-/*
- * fbtrestrpos() -- amrestrpos: go back to the position of the last mark.
- *
- * Restoring a mark taken while the scan was not positioned leaves it
- * unpositioned, so the next fetch starts over.
- */
-void
-fbtrestrpos(IndexScanDesc scan)
-{
-	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
-
-	_fbt_restore_array_keys(scan);
-	if (so->markItemIndex >= 0)
-	{
-		so->currPos.itemIndex = so->markItemIndex;
-		return;
-	}
-
-	_fbt_release_curr(scan);
-	if (FbtScanPosIsValid(so->markPos))
-	{
-		if (BufferIsValid(so->markPos.buf))
-			IncrBufferRefCount(so->markPos.buf);
-		memcpy(&so->currPos, &so->markPos, sizeof(FbtScanPosData));
-		if (so->currTuples)
-			memcpy(so->currTuples, so->markTuples,
-				   so->markPos.nextTupleOffset);
+		buf = _fbt_relandgetbuf(rel, buf,
+								FbtPivotGetDownLink(_fbt_getitem(rel, buf,
+																 offnum)),
+								FBT_READ);
+		if (FbtPageGetOpaque(BufferGetPage(buf))->fbto_level != curlevel - 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" has a downlink from block %u of the wrong level",
+							RelationGetRelationName(rel), blkno)));
 	}
 }

@@ -1,0 +1,918 @@
+/*-------------------------------------------------------------------------
+ *
+ * fbtscan.c
+ *	  Index scans for fastbtree: the amgettuple, amgetbitmap and
+ *	  mark/restore callbacks, reading a leaf page at a time, and marking
+ *	  the entries the executor found dead (kill_prior_tuple).
+ *
+ * Scans read a leaf page at a time: under one share lock every matching
+ * item is copied to backend memory (and, for index-only scans, the tuple
+ * itself); then the lock is released and the pin kept while the executor
+ * visits the heap (nbtree README, "Scans").  Positioning a scan is the
+ * descent of fbtsearch.c.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relscan.h"
+#include "miscadmin.h"
+#include "nodes/tidbitmap.h"
+#include "pgstat.h"
+#include "storage/predicate.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "fastbtree.h"
+
+static bool _fbt_first(IndexScanDesc scan, ScanDirection dir);
+static bool _fbt_next(IndexScanDesc scan, ScanDirection dir);
+static bool _fbt_steppage(IndexScanDesc scan, ScanDirection dir);
+
+/* Whether a tuple descriptor has varlena or cstring attributes */
+static bool
+_fbt_has_varlen_atts(TupleDesc desc)
+{
+	int			i;
+
+	for (i = 0; i < desc->natts; i++)
+		if (TupleDescAttr(desc, i)->attlen < 0)
+			return true;
+	return false;
+}
+
+static void
+_fbt_invalidate_pos(FbtScanPos pos)
+{
+	if (BufferIsValid(pos->buf))
+		ReleaseBuffer(pos->buf);
+	pos->buf = InvalidBuffer;
+	pos->currPage = InvalidBlockNumber;
+}
+
+/*
+ * After reading a page: release the content lock, and the pin too when it
+ * is safe (see FbtScanPosData).
+ */
+static void
+_fbt_drop_lock_and_maybe_pin(IndexScanDesc scan, FbtScanPos pos)
+{
+	LockBuffer(pos->buf, BUFFER_LOCK_UNLOCK);
+	if (IsMVCCSnapshot(scan->xs_snapshot) &&
+		RelationNeedsWAL(scan->indexRelation) && !scan->xs_want_itup)
+	{
+		ReleaseBuffer(pos->buf);
+		pos->buf = InvalidBuffer;
+	}
+}
+
+/*
+ * _fbt_killitems() -- mark the items of currPos that the executor reported
+ * dead (kill_prior_tuple) as LP_DEAD, so later scans skip them.
+ *
+ * A hint: done under a share lock and logged only as a hint (nbtree README,
+ * "Marking dead items").  If we kept the pin, items may only have moved
+ * right within the page (inserts) or off it (splits), so each is looked
+ * for from its old offset; if we dropped the pin, the page must not have
+ * changed at all since we read it (same LSN), else nothing is marked.
+ */
+static void
+_fbt_killitems(IndexScanDesc scan)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	FbtScanPos	pos = &so->currPos;
+	Relation	rel = scan->indexRelation;
+	bool		droppedpin = !BufferIsValid(pos->buf);
+	Buffer		buf;
+	Page		page;
+	OffsetNumber maxoff;
+	bool		killed = false;
+	int			i;
+
+	if (so->numKilled == 0 || !FbtScanPosIsValid(*pos))
+	{
+		so->numKilled = 0;
+		return;
+	}
+
+	if (droppedpin)
+	{
+		buf = _fbt_getbuf(rel, pos->currPage, FBT_READ);
+		if (BufferGetLSNAtomic(buf) != pos->lsn)
+		{
+			UnlockReleaseBuffer(buf);
+			so->numKilled = 0;
+			return;
+		}
+	}
+	else
+	{
+		buf = pos->buf;
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+	}
+
+	page = BufferGetPage(buf);
+	maxoff = PageGetMaxOffsetNumber(page);
+	for (i = 0; i < so->numKilled; i++)
+	{
+		int			itemIndex = so->killedItems[i];
+		FbtScanPosItem *item;
+		OffsetNumber offnum;
+
+		if (itemIndex < pos->firstItem || itemIndex > pos->lastItem)
+			continue;
+		item = &pos->items[itemIndex];
+		for (offnum = item->indexOffset; offnum <= maxoff; offnum++)
+		{
+			ItemId		iid = PageGetItemId(page, offnum);
+			IndexTuple	itup = _fbt_getitem(rel, buf, offnum);
+
+			if (ItemPointerEquals(&itup->t_tid, &item->heapTid))
+			{
+				if (!ItemIdIsDead(iid))
+				{
+					ItemIdMarkDead(iid);
+					killed = true;
+				}
+				break;
+			}
+		}
+	}
+	if (killed)
+	{
+		FbtPageGetOpaque(page)->fbto_flags |= FBTP_HAS_GARBAGE;
+		MarkBufferDirtyHint(buf, true);
+	}
+
+	if (droppedpin)
+		UnlockReleaseBuffer(buf);
+	else
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	so->numKilled = 0;
+}
+
+/* Leave the current page: apply pending kills, drop the pin */
+static void
+_fbt_release_curr(IndexScanDesc scan)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+
+	if (so->numKilled > 0)
+		_fbt_killitems(scan);
+	_fbt_invalidate_pos(&so->currPos);
+}
+
+/*
+ * fbtbeginscan() -- ambeginscan: allocate a scan on index rel.
+ *
+ * nkeys, norderbys: counts of scan keys (no ORDER BY operators are
+ * supported: amcanorderbyop is false).  Returns the scan descriptor; no
+ * pins or locks are taken until the first fetch.
+ */
+IndexScanDesc
+fbtbeginscan(Relation rel, int nkeys, int norderbys)
+{
+	IndexScanDesc scan;
+	FbtScanOpaque so;
+
+	Assert(norderbys == 0);
+	scan = RelationGetIndexScan(rel, nkeys, norderbys);
+
+	/* not palloc0: the position arrays are large and filled before use */
+	so = (FbtScanOpaque) palloc(sizeof(FbtScanOpaqueData));
+	so->keysPrepared = false;
+	so->qual_ok = true;
+	so->numberOfKeys = 0;
+	so->keyData = palloc(sizeof(ScanKeyData) * Max(nkeys, 1));
+	so->keyStrategy = palloc(sizeof(StrategyNumber) * Max(nkeys, 1));
+	so->keyOrderProc = palloc0(sizeof(FmgrInfo) * Max(nkeys, 1));
+	so->keyCmpKind = palloc0(sizeof(uint8) * Max(nkeys, 1));
+	so->keyArgWidth = palloc0(sizeof(uint8) * Max(nkeys, 1));
+	so->keySortSupport = palloc0(sizeof(SortSupportData) * Max(nkeys, 1));
+	so->keyHasSortSupport = palloc0(sizeof(bool) * Max(nkeys, 1));
+	so->sortContext = NULL;
+	so->keyIarg = palloc(sizeof(int64) * Max(nkeys, 1));
+	so->keyFarg = palloc(sizeof(double) * Max(nkeys, 1));
+	so->arrayKeys = palloc(sizeof(FbtArrayKeyInfo) * Max(nkeys, 1));
+	so->numArrayKeys = 0;
+	so->arrayContext = NULL;
+	so->currTuples = NULL;
+	so->markTuples = NULL;
+	so->killedItems = NULL;
+	so->numKilled = 0;
+	so->currPos.buf = InvalidBuffer;
+	so->currPos.currPage = InvalidBlockNumber;
+	so->markPos.buf = InvalidBuffer;
+	so->markPos.currPage = InvalidBlockNumber;
+	so->markItemIndex = -1;
+	so->checkTuples = false;
+	so->firstContext = AllocSetContextCreate(CurrentMemoryContext,
+											 "fastbtree scan positioning",
+											 ALLOCSET_SMALL_SIZES);
+	scan->xs_itupdesc = RelationGetDescr(rel);
+	scan->opaque = so;
+	return scan;
+}
+
+/*
+ * fbtrescan() -- amrescan: (re)start a scan with new keys.
+ *
+ * scankey: nscankeys keys to copy into the scan (or NULL to keep the old
+ * ones).  Releases any pins the scan held; preprocesses the keys once, so
+ * that no catalog lookups happen per tuple.
+ */
+void
+fbtrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
+		  ScanKey orderbys, int norderbys)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+
+	_fbt_release_curr(scan);
+	_fbt_invalidate_pos(&so->markPos);
+	so->markItemIndex = -1;
+
+	if (scan->xs_want_itup && so->currTuples == NULL)
+	{
+		so->currTuples = (char *) palloc(BLCKSZ * 2);
+		so->markTuples = so->currTuples + BLCKSZ;
+	}
+
+	/*
+	 * Leaf items are checked attribute by attribute where a damaged length
+	 * could send a reader outside the page: when the executor deforms
+	 * index-only tuples, and when the index has variable-length columns
+	 * that the quals may decode.
+	 */
+	so->checkTuples = scan->xs_want_itup ||
+		_fbt_has_varlen_atts(RelationGetDescr(scan->indexRelation));
+
+	if (scankey && scan->numberOfKeys > 0)
+		memmove(scan->keyData, scankey,
+				scan->numberOfKeys * sizeof(ScanKeyData));
+	_fbt_preprocess_keys(scan);
+}
+
+/*
+ * fbtendscan() -- amendscan: release pins and memory of a scan.
+ */
+void
+fbtendscan(IndexScanDesc scan)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+
+	_fbt_release_curr(scan);
+	_fbt_invalidate_pos(&so->markPos);
+	if (so->killedItems != NULL)
+		pfree(so->killedItems);
+	if (so->arrayContext != NULL)
+		MemoryContextDelete(so->arrayContext);
+	pfree(so->keyData);
+	pfree(so->keyStrategy);
+	pfree(so->keyOrderProc);
+	pfree(so->keyCmpKind);
+	pfree(so->keyArgWidth);
+	pfree(so->keySortSupport);
+	pfree(so->keyHasSortSupport);
+	if (so->sortContext != NULL)
+		MemoryContextDelete(so->sortContext);
+	pfree(so->keyIarg);
+	pfree(so->keyFarg);
+	pfree(so->arrayKeys);
+	if (so->currTuples != NULL)
+		pfree(so->currTuples);
+	MemoryContextDelete(so->firstContext);
+	pfree(so);
+}
+
+/*
+ * Whether every attribute of a leaf item lies within the item, walking
+ * them as index_getattr() would: a damaged varlena or cstring length
+ * would otherwise send the qual evaluation, or the executor deforming an
+ * index-only tuple, far outside the page.  Used only where such reads can
+ * happen (see checkTuples in fbtrescan()).
+ */
+static bool
+_fbt_tuple_layout_ok(TupleDesc desc, IndexTuple itup)
+{
+	const char *tp = (const char *) itup + IndexInfoFindDataOffset(itup->t_info);
+	const char *end = (const char *) itup + IndexTupleSize(itup);
+	bits8	   *bp = IndexTupleHasNulls(itup) ?
+		(bits8 *) ((char *) itup + sizeof(IndexTupleData)) : NULL;
+	uint32		off = 0;
+	int			i;
+
+	if (tp > end)
+		return false;
+	for (i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (bp != NULL && att_isnull(i, bp))
+			continue;
+		if (tp + off >= end)
+			return false;
+		off = att_align_pointer(off, att->attalign, att->attlen, tp + off);
+		if (att->attlen > 0)
+		{
+			if (tp + off + att->attlen > end)
+				return false;
+		}
+		else if (!_fbt_value_ok(att->attlen, tp + off, end))
+			return false;
+		off = att_addlength_pointer(off, att->attlen, tp + off);
+	}
+	return true;
+}
+
+/* Copy one matching item (and, for index-only scans, its tuple) */
+static void
+_fbt_saveitem(IndexScanDesc scan, int itemIndex, OffsetNumber offnum,
+			  IndexTuple itup)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	FbtScanPosItem *item = &so->currPos.items[itemIndex];
+
+	item->heapTid = itup->t_tid;
+	item->indexOffset = offnum;
+	if (so->currTuples)
+	{
+		Size		itupsz = IndexTupleSize(itup);
+
+		/* items sharing storage could add up to more than a page */
+		if (so->currPos.nextTupleOffset + MAXALIGN(itupsz) > BLCKSZ)
+			_fbt_corrupt_item(scan->indexRelation, so->currPos.buf, offnum,
+							  "items overlap");
+		item->tupleOffset = so->currPos.nextTupleOffset;
+		memcpy(so->currTuples + so->currPos.nextTupleOffset, itup, itupsz);
+		so->currPos.nextTupleOffset += MAXALIGN(itupsz);
+	}
+}
+
+/*
+ * The item at offnum of the leaf being read, bounds-checked (and its
+ * attributes too where checkTuples says so): ERRCODE_INDEX_CORRUPTED for
+ * a damaged one.
+ */
+static inline IndexTuple
+_fbt_readitem(IndexScanDesc scan, Page page, OffsetNumber offnum)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	ItemId		iid = PageGetItemId(page, offnum);
+	IndexTuple	itup;
+
+	if (unlikely(!_fbt_itemid_ok(page, iid)))
+		_fbt_corrupt_item(scan->indexRelation, so->currPos.buf, offnum, NULL);
+	itup = (IndexTuple) PageGetItem(page, iid);
+	if (so->checkTuples &&
+		unlikely(FbtTupleIsPivot(itup) ||
+				 !_fbt_tuple_layout_ok(RelationGetDescr(scan->indexRelation),
+									   itup)))
+		_fbt_corrupt_item(scan->indexRelation, so->currPos.buf, offnum,
+						  "an attribute extends past the end of its tuple");
+	return itup;
+}
+
+/*
+ * _fbt_readpage() -- collect the matching items of the leaf in
+ * so->currPos.buf (pinned and share-locked), starting at offnum and going
+ * in direction dir.  Sets moreRight/moreLeft from the required keys.
+ * Returns true if any item matched.  The lock is left to the caller.
+ *
+ * Entries marked dead are skipped without looking at their keys, except
+ * the last one in scan direction: its keys can still tell that the scan
+ * ends on this page, which saves reading the next page (nbtree tests the
+ * high key for the same purpose).
+ */
+static bool
+_fbt_readpage(IndexScanDesc scan, ScanDirection dir, OffsetNumber offnum)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	Page		page = BufferGetPage(so->currPos.buf);
+	FbtPageOpaque opaque = FbtPageGetOpaque(page);
+	OffsetNumber minoff = P_FIRSTDATAKEY(opaque);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+	bool		continuescan = true;
+	int			itemIndex;
+
+	if (!P_ISLEAF(opaque))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has a non-leaf page at block %u where a leaf was expected",
+						RelationGetRelationName(scan->indexRelation),
+						BufferGetBlockNumber(so->currPos.buf))));
+
+	so->currPos.currPage = BufferGetBlockNumber(so->currPos.buf);
+	so->currPos.lsn = BufferGetLSNAtomic(so->currPos.buf);
+	so->currPos.nextPage = opaque->fbto_next;
+	so->currPos.prevPage = opaque->fbto_prev;
+	so->currPos.nextTupleOffset = 0;
+
+	if (ScanDirectionIsForward(dir))
+	{
+		itemIndex = 0;
+		offnum = Max(offnum, minoff);
+		while (offnum <= maxoff)
+		{
+			bool		dead = scan->ignore_killed_tuples &&
+				ItemIdIsDead(PageGetItemId(page, offnum));
+			IndexTuple	itup;
+
+			if (dead && offnum < maxoff)
+			{
+				offnum = OffsetNumberNext(offnum);
+				continue;
+			}
+			itup = _fbt_readitem(scan, page, offnum);
+			if (_fbt_checkkeys(scan, itup, dir, &continuescan) && !dead)
+				_fbt_saveitem(scan, itemIndex++, offnum, itup);
+			if (!continuescan)
+				break;
+			offnum = OffsetNumberNext(offnum);
+		}
+		so->currPos.moreRight = continuescan && !P_RIGHTMOST(opaque);
+		so->currPos.firstItem = 0;
+		so->currPos.lastItem = itemIndex - 1;
+		so->currPos.itemIndex = 0;
+	}
+	else
+	{
+		itemIndex = MaxIndexTuplesPerPage;
+		offnum = Min(offnum, maxoff);
+		while (offnum >= minoff)
+		{
+			bool		dead = scan->ignore_killed_tuples &&
+				ItemIdIsDead(PageGetItemId(page, offnum));
+			IndexTuple	itup;
+
+			if (dead && offnum > minoff)
+			{
+				offnum = OffsetNumberPrev(offnum);
+				continue;
+			}
+			itup = _fbt_readitem(scan, page, offnum);
+			if (_fbt_checkkeys(scan, itup, dir, &continuescan) && !dead)
+				_fbt_saveitem(scan, --itemIndex, offnum, itup);
+			if (!continuescan)
+				break;
+			offnum = OffsetNumberPrev(offnum);
+		}
+		so->currPos.moreLeft = continuescan && !P_LEFTMOST(opaque);
+		so->currPos.firstItem = itemIndex;
+		so->currPos.lastItem = MaxIndexTuplesPerPage - 1;
+		so->currPos.itemIndex = MaxIndexTuplesPerPage - 1;
+	}
+
+	PredicateLockPage(scan->indexRelation, so->currPos.currPage,
+					  scan->xs_snapshot);
+	return so->currPos.firstItem <= so->currPos.lastItem;
+}
+
+/* Hand the current item to the executor */
+static void
+_fbt_return_item(IndexScanDesc scan)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	FbtScanPosItem *item = &so->currPos.items[so->currPos.itemIndex];
+
+	scan->xs_heaptid = item->heapTid;
+	if (so->currTuples)
+		scan->xs_itup = (IndexTuple) (so->currTuples + item->tupleOffset);
+}
+
+/*
+ * Read leaf buf (pinned and share-locked) from offnum in direction dir,
+ * stepping to further pages if nothing matches there.  The lock is released
+ * on return and the pin kept in so->currPos.  Returns true with the scan on
+ * its first match, false at the end of the scan (no pins held).
+ */
+static bool
+_fbt_start_at(IndexScanDesc scan, ScanDirection dir, Buffer buf,
+			  OffsetNumber offnum)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	bool		found;
+
+	so->currPos.buf = buf;
+	so->currPos.moreLeft = true;
+	so->currPos.moreRight = true;
+	found = _fbt_readpage(scan, dir, offnum);
+	_fbt_drop_lock_and_maybe_pin(scan, &so->currPos);
+	if (!found && !_fbt_steppage(scan, dir))
+		return false;
+	_fbt_return_item(scan);
+	return true;
+}
+
+/*
+ * _fbt_first() -- position a (primitive) scan on its first match.
+ *
+ * Builds an insertion scankey from the keys that bound the scan's start:
+ * per column in order, an equality key, else the bound facing the scan
+ * direction (then stop), as nbtree's _bt_first does.  Without such keys,
+ * starts at the first or last leaf.  Returns false if nothing matches.
+ */
+static bool
+_fbt_first(IndexScanDesc scan, ScanDirection dir)
+{
+	Relation	rel = scan->indexRelation;
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	int			nkeyatts = IndexRelationGetNumberOfKeyAttributes(rel);
+	FbtScanInsertData inskey;
+	int			keysCount = 0;
+	StrategyNumber strat_total = BTEqualStrategyNumber;
+	bool		goback;
+	Buffer		buf;
+	OffsetNumber offnum;
+	int			col;
+	MemoryContext oldcxt;
+
+	_fbt_release_curr(scan);
+	pgstat_count_index_scan(rel);
+
+	/*
+	 * What preparing the insertion scankey allocates (a detoasted copy of a
+	 * text argument) is needed only for the descent below: keep it in a
+	 * context of the scan, emptied at each positioning, so that nested
+	 * loops over toasted outer values do not accumulate copies in the
+	 * executor's per-query memory.
+	 */
+	MemoryContextReset(so->firstContext);
+	oldcxt = MemoryContextSwitchTo(so->firstContext);
+
+	for (col = 0; col < nkeyatts; col++)
+	{
+		int			chosen = -1;
+		int			i;
+
+		for (i = 0; i < so->numberOfKeys; i++)
+		{
+			StrategyNumber s = so->keyStrategy[i];
+
+			if (so->keyData[i].sk_attno != col + 1)
+				continue;
+			if (s == BTEqualStrategyNumber)
+			{
+				chosen = i;
+				break;
+			}
+			if (chosen < 0 &&
+				(ScanDirectionIsBackward(dir) ?
+				 (s == BTLessStrategyNumber || s == BTLessEqualStrategyNumber) :
+				 (s == BTGreaterStrategyNumber ||
+				  s == BTGreaterEqualStrategyNumber)))
+				chosen = i;
+		}
+		if (chosen < 0)
+			break;
+
+		{
+			ScanKey		key = &so->keyData[chosen];
+
+			ScanKeyEntryInitializeWithInfo(&inskey.scankeys[keysCount],
+										   (key->sk_flags & SK_ISNULL) |
+										   (rel->rd_indoption[col] << 24),
+										   key->sk_attno,
+										   InvalidStrategy,
+										   key->sk_subtype,
+										   key->sk_collation,
+										   &so->keyOrderProc[chosen],
+										   key->sk_argument);
+			/* a machine comparison was classified with the search key */
+			if (so->keyCmpKind[chosen] != FBT_CMP_FMGR)
+			{
+				inskey.cmpkind[keysCount] = so->keyCmpKind[chosen];
+				inskey.iarg[keysCount] = so->keyIarg[chosen];
+				inskey.farg[keysCount] = so->keyFarg[chosen];
+			}
+			else
+			{
+				_fbt_prepare_compare_col(rel, &inskey, keysCount);
+				if (inskey.cmpkind[keysCount] == FBT_CMP_FMGR &&
+					so->keyHasSortSupport[chosen])
+				{
+					inskey.cmpkind[keysCount] = FBT_CMP_SORTSUPPORT;
+					inskey.ssup[keysCount] = &so->keySortSupport[chosen];
+				}
+			}
+			keysCount++;
+			strat_total = so->keyStrategy[chosen];
+		}
+		if (strat_total != BTEqualStrategyNumber)
+			break;
+	}
+
+	MemoryContextSwitchTo(oldcxt);
+
+	if (keysCount == 0)
+	{
+		buf = _fbt_get_endpoint(rel, 0, ScanDirectionIsBackward(dir));
+		if (!BufferIsValid(buf))
+		{
+			PredicateLockRelation(rel, scan->xs_snapshot);
+			return false;
+		}
+		offnum = ScanDirectionIsBackward(dir) ?
+			PageGetMaxOffsetNumber(BufferGetPage(buf)) :
+			P_FIRSTDATAKEY(FbtPageGetOpaque(BufferGetPage(buf)));
+		return _fbt_start_at(scan, dir, buf, offnum);
+	}
+
+	/*
+	 * Forward: first item >= key (> key for a ">" bound).  Backward: last
+	 * item <= key (< key for a "<" bound), found as one before the first
+	 * item > key (>= key).
+	 */
+	switch (strat_total)
+	{
+		case BTLessStrategyNumber:
+			inskey.nextkey = false;
+			goback = true;
+			break;
+		case BTLessEqualStrategyNumber:
+			inskey.nextkey = true;
+			goback = true;
+			break;
+		case BTEqualStrategyNumber:
+			inskey.nextkey = ScanDirectionIsBackward(dir);
+			goback = ScanDirectionIsBackward(dir);
+			break;
+		case BTGreaterEqualStrategyNumber:
+			inskey.nextkey = false;
+			goback = false;
+			break;
+		case BTGreaterStrategyNumber:
+			inskey.nextkey = true;
+			goback = false;
+			break;
+		default:
+			elog(ERROR, "unrecognized strategy number: %d", (int) strat_total);
+			goback = false;		/* keep compiler quiet */
+	}
+	inskey.scantid = NULL;
+	inskey.keysz = keysCount;
+
+	(void) _fbt_search(rel, &inskey, &buf, FBT_READ, &offnum);
+	if (!BufferIsValid(buf))
+	{
+		PredicateLockRelation(rel, scan->xs_snapshot);
+		return false;
+	}
+
+	if (goback)
+		offnum = OffsetNumberPrev(offnum);
+	return _fbt_start_at(scan, dir, buf, offnum);
+}
+
+/*
+ * Find the page left of blkno, starting from lblkno (blkno's left-link
+ * when we read it).  If lblkno has split since, its right half is between
+ * them: move right until the page whose right-link is blkno (no page is
+ * ever deleted, so one is found).  Returns it pinned and share-locked.
+ */
+static Buffer
+_fbt_walk_left(Relation rel, BlockNumber blkno, BlockNumber lblkno)
+{
+	Buffer		buf = _fbt_getbuf(rel, lblkno, FBT_READ);
+
+	for (;;)
+	{
+		FbtPageOpaque opaque = FbtPageGetOpaque(BufferGetPage(buf));
+
+		if (opaque->fbto_next == blkno)
+			return buf;
+		if (P_RIGHTMOST(opaque))
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("could not find left sibling of block %u in index \"%s\"",
+							blkno, RelationGetRelationName(rel))));
+		CHECK_FOR_INTERRUPTS();
+		buf = _fbt_relandgetbuf(rel, buf, opaque->fbto_next, FBT_READ);
+	}
+}
+
+/*
+ * _fbt_steppage() -- move the scan to the next leaf in direction dir that
+ * has matches.  Drops the pin on the current page (keeping one for a
+ * pending mark).  Returns false, holding no pins, at the end of the scan.
+ */
+static bool
+_fbt_steppage(IndexScanDesc scan, ScanDirection dir)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	Relation	rel = scan->indexRelation;
+
+	/* a mark on this page must survive our leaving it */
+	if (so->markItemIndex >= 0)
+	{
+		_fbt_invalidate_pos(&so->markPos);
+		if (BufferIsValid(so->currPos.buf))
+			IncrBufferRefCount(so->currPos.buf);
+		memcpy(&so->markPos, &so->currPos, sizeof(FbtScanPosData));
+		so->markPos.itemIndex = so->markItemIndex;
+		if (so->currTuples)
+			memcpy(so->markTuples, so->currTuples,
+				   so->currPos.nextTupleOffset);
+		so->markItemIndex = -1;
+	}
+
+	if (ScanDirectionIsForward(dir))
+	{
+		BlockNumber blkno = so->currPos.nextPage;
+		bool		more = so->currPos.moreRight;
+
+		_fbt_release_curr(scan);
+		while (more && blkno != P_NONE)
+		{
+			CHECK_FOR_INTERRUPTS();
+			so->currPos.buf = _fbt_getbuf(rel, blkno, FBT_READ);
+			so->currPos.moreLeft = true;
+			if (_fbt_readpage(scan, dir,
+							  P_FIRSTDATAKEY(FbtPageGetOpaque(BufferGetPage(so->currPos.buf)))))
+			{
+				_fbt_drop_lock_and_maybe_pin(scan, &so->currPos);
+				return true;
+			}
+			more = so->currPos.moreRight;
+			blkno = so->currPos.nextPage;
+			UnlockReleaseBuffer(so->currPos.buf);
+			so->currPos.buf = InvalidBuffer;
+			so->currPos.currPage = InvalidBlockNumber;
+		}
+	}
+	else
+	{
+		BlockNumber blkno = so->currPos.currPage;
+		BlockNumber lblkno = so->currPos.prevPage;
+		bool		more = so->currPos.moreLeft;
+
+		_fbt_release_curr(scan);
+		while (more && lblkno != P_NONE)
+		{
+			CHECK_FOR_INTERRUPTS();
+			so->currPos.buf = _fbt_walk_left(rel, blkno, lblkno);
+			so->currPos.moreRight = true;
+			if (_fbt_readpage(scan, dir,
+							  PageGetMaxOffsetNumber(BufferGetPage(so->currPos.buf))))
+			{
+				_fbt_drop_lock_and_maybe_pin(scan, &so->currPos);
+				return true;
+			}
+			more = so->currPos.moreLeft;
+			blkno = so->currPos.currPage;
+			lblkno = so->currPos.prevPage;
+			UnlockReleaseBuffer(so->currPos.buf);
+			so->currPos.buf = InvalidBuffer;
+			so->currPos.currPage = InvalidBlockNumber;
+		}
+	}
+	return false;
+}
+
+/* Advance to the next match; false at the end of the primitive scan */
+static bool
+_fbt_next(IndexScanDesc scan, ScanDirection dir)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+
+	if (ScanDirectionIsForward(dir))
+	{
+		if (++so->currPos.itemIndex > so->currPos.lastItem &&
+			!_fbt_steppage(scan, dir))
+			return false;
+	}
+	else
+	{
+		if (--so->currPos.itemIndex < so->currPos.firstItem &&
+			!_fbt_steppage(scan, dir))
+			return false;
+	}
+	_fbt_return_item(scan);
+	return true;
+}
+
+/*
+ * fbtgettuple() -- amgettuple: return the next matching heap TID.
+ *
+ * dir: scan direction; may change between calls (cursors).  Sets
+ * scan->xs_heaptid (and xs_itup for index-only scans); results never need
+ * a recheck.  Holds a pin on the current leaf between calls, no locks.
+ * = ANY(array) keys run one primitive scan per element combination.
+ */
+bool
+fbtgettuple(IndexScanDesc scan, ScanDirection dir)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	bool		res;
+
+	scan->xs_recheck = false;
+
+	if (!FbtScanPosIsValid(so->currPos) && !_fbt_start_array_keys(scan, dir))
+		return false;
+
+	do
+	{
+		if (!FbtScanPosIsValid(so->currPos))
+			res = _fbt_first(scan, dir);
+		else
+		{
+			/* the executor found the last returned tuple dead to all */
+			if (scan->kill_prior_tuple)
+			{
+				if (so->killedItems == NULL)
+					so->killedItems = (int *)
+						palloc(MaxIndexTuplesPerPage * sizeof(int));
+				if (so->numKilled < MaxIndexTuplesPerPage)
+					so->killedItems[so->numKilled++] = so->currPos.itemIndex;
+			}
+			res = _fbt_next(scan, dir);
+		}
+		if (res)
+			break;
+	} while (so->numArrayKeys > 0 && _fbt_advance_array_keys(scan, dir));
+
+	return res;
+}
+
+/*
+ * fbtgetbitmap() -- amgetbitmap: add every matching heap TID to tbm.
+ *
+ * Returns the number of TIDs added.  Holds at most one pin between pages,
+ * none on return.
+ */
+int64
+fbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	int64		ntids = 0;
+
+	if (!_fbt_start_array_keys(scan, ForwardScanDirection))
+		return 0;
+
+	do
+	{
+		if (_fbt_first(scan, ForwardScanDirection))
+		{
+			do
+			{
+				int			i;
+
+				for (i = so->currPos.itemIndex; i <= so->currPos.lastItem; i++)
+				{
+					tbm_add_tuples(tbm, &so->currPos.items[i].heapTid, 1, false);
+					ntids++;
+				}
+			} while (_fbt_steppage(scan, ForwardScanDirection));
+		}
+	} while (so->numArrayKeys > 0 &&
+			 _fbt_advance_array_keys(scan, ForwardScanDirection));
+
+	return ntids;
+}
+
+/*
+ * fbtmarkpos() -- ammarkpos: remember the current scan position.
+ *
+ * The mark is kept lazily as an item index on the current page, and
+ * copied (with its own pin) only when the scan leaves the page.
+ */
+void
+fbtmarkpos(IndexScanDesc scan)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+
+	_fbt_invalidate_pos(&so->markPos);
+	so->markItemIndex = FbtScanPosIsValid(so->currPos) ?
+		so->currPos.itemIndex : -1;
+	_fbt_mark_array_keys(scan);
+}
+
+/*
+ * fbtrestrpos() -- amrestrpos: go back to the position of the last mark.
+ *
+ * Restoring a mark taken while the scan was not positioned leaves it
+ * unpositioned, so the next fetch starts over.
+ */
+void
+fbtrestrpos(IndexScanDesc scan)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+
+	_fbt_restore_array_keys(scan);
+	if (so->markItemIndex >= 0)
+	{
+		so->currPos.itemIndex = so->markItemIndex;
+		return;
+	}
+
+	_fbt_release_curr(scan);
+	if (FbtScanPosIsValid(so->markPos))
+	{
+		if (BufferIsValid(so->markPos.buf))
+			IncrBufferRefCount(so->markPos.buf);
+		memcpy(&so->currPos, &so->markPos, sizeof(FbtScanPosData));
+		if (so->currTuples)
+			memcpy(so->currTuples, so->markTuples,
+				   so->markPos.nextTupleOffset);
+	}
+}
