@@ -122,6 +122,79 @@ ratio()
 	awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "nan"; else printf "%.6f\n", a / b }'
 }
 
+# median_pick RATIO...: the position (1-based, in argument order) of the
+# median of the ratios: the middle one once sorted; when their number is
+# even, of the two middle ones the one nearer 1, so that the choice never
+# makes a difference look larger than the median does, whichever way the
+# ratio reads.  Unlike median it always names one of the given values, so
+# that the figures a table prints next to a median ratio can be the two
+# runs that make that ratio.
+median_pick()
+{
+	local i=0 v
+
+	for v in "$@"; do
+		i=$((i + 1))
+		printf '%s %d\n' "$v" "$i"
+	done | sort -g -k1,1 -k2,2n | awk '
+		function dist(x) { return x < 1 ? 1 - x : x - 1 }
+		{ v[NR] = $1; p[NR] = $2 }
+		END {
+			k = int((NR + 1) / 2)
+			if (NR % 2 == 0 && dist(v[k + 1]) < dist(v[k]))
+				k++
+			print p[k]
+		}'
+}
+
+# rel_spread VALUE...: (max - min) / median of the values, six decimals;
+# how far repeat measurements of one thing strayed from each other
+rel_spread()
+{
+	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
+		END {
+			m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			if (m == 0) print "nan"; else printf "%.6f\n", (v[NR] - v[1]) / m
+		}'
+}
+
+# noise_verdict RATIO MIN MAX NOISE NPAIRS: whether a ratio of fastbtree to
+# btree differs from 1 by more than the machine's run-to-run noise.  MIN and
+# MAX are the smallest and largest ratio over the pairs, NOISE the largest
+# rel_spread of one configuration's repeat runs.  Prints "beyond noise"
+# when every pair points the same way (MAX < 1 or MIN > 1) and the ratio is
+# further from 1 than NOISE, "within noise" otherwise, and "noise not
+# measured" with fewer than two pairs.  The test is deliberately
+# conservative: slow drift of the machine widens NOISE although the
+# interleaved pairs cancel most of it.
+noise_verdict()
+{
+	if [ "$5" -lt 2 ]; then
+		echo "noise not measured"
+		return
+	fi
+	awk -v r="$1" -v lo="$2" -v hi="$3" -v n="$4" 'BEGIN {
+		d = r - 1; if (d < 0) d = -d
+		print (((hi < 1 || lo > 1) && d > n) ? "beyond noise" : "within noise")
+	}'
+}
+
+# pct VALUE: a fraction as a percentage with one decimal ("0.123" -> "12.3%")
+pct()
+{
+	awk -v v="$1" 'BEGIN { printf "%.1f%%\n", v * 100 }'
+}
+
+# tps_difference RATIO: "fastbtree N% faster" or "N% slower" for a tps
+# ratio fastbtree/btree
+tps_difference()
+{
+	awk -v r="$1" -v am="$FBT_AM" 'BEGIN {
+		if (r >= 1) printf "%s %.1f%% faster\n", am, (r - 1) * 100
+		else printf "%s %.1f%% slower\n", am, (1 - r) * 100
+	}'
+}
+
 # Runs on exit (trap).
 # shellcheck disable=SC2317
 cleanup()

@@ -16,8 +16,11 @@
 # "pgbench -i -s SCALE" (btree primary key) and a copy with a unique
 # fastbtree index, the pgbench -S statement against each, interleaved
 # A B A B so that machine drift hits both sides alike, for each client
-# count; it prints a markdown table of median tps, the median of the
-# pairwise ratios fastbtree/btree and their range.
+# count; it prints a markdown table whose figures agree with each other:
+# the two runs of the median pair (the pair with the median ratio
+# fastbtree/btree), that ratio, the range of all pairs' ratios, and under
+# it one line with the run-to-run noise of each client count and whether
+# the difference is beyond it (noise_verdict in lib.sh).
 #
 # With --suite it runs the named workloads (workloads/NAME.sql, see
 # there), the index build benchmark, the in-server probe benchmark
@@ -507,14 +510,24 @@ report_header()
 	echo "- pgbench -n -M prepared -c CLIENTS -j min(CLIENTS, cores); runs interleaved btree, $FBT_AM, btree, $FBT_AM, ..."
 	echo "- shared_buffers = $SHARED_BUFFERS; fsync and synchronous_commit off, full_page_writes on; autovacuum, JIT and"
 	echo "  parallel query and parallel index builds off (fastbtree has none); database locale C.UTF-8"
-	echo "- ratio = median over the pairs of (fastbtree / btree) of runs made back to back; min–max = range of those ratios."
-	echo "  The machine is shared and noisy: trust the ratios and their range more than the absolute figures."
+	echo "- A pair is a btree run and a $FBT_AM run made back to back.  btree tps and $FBT_AM tps are the two runs of the"
+	echo "  median pair: the pair whose ratio $FBT_AM/btree is the median of the pairs' ratios (with an even number"
+	echo "  of pairs, of the two middle ones the one nearer 1); ratio = $FBT_AM tps / btree tps of that pair, so they agree;"
+	echo "  ratio min–max = the range of the ratios of all pairs."
+	echo "- Noise = the larger over the two indexes of (max − min) / median of one index's repeat runs.  A difference is"
+	echo "  \"beyond noise\" when every pair points the same way and the ratio is further from 1 than the noise, else"
+	echo "  \"within noise\".  The machine is shared: trust the ratios and their range more than the absolute figures."
 }
 
-# workload_table NAME: the markdown table of one workload
+# workload_table NAME: the markdown table of one workload, and one line
+# under it on the run-to-run noise.  Every figure of a row but the WAL
+# columns comes from the same runs: the tps columns are the two runs of the
+# median pair (the pair whose ratio fastbtree/btree is the median of the
+# pairs' ratios, see median_pick), so the ratio column is exactly their
+# quotient; min-max is the range of the ratios of all pairs.
 workload_table()
 {
-	local name=$1 c p reset bt fb r
+	local name=$1 c p reset r m noise verdict line=""
 	local -a bts fbs ratios wbt wfb
 
 	reset=$(wl_meta "$name" reset)
@@ -528,22 +541,26 @@ workload_table()
 	for c in $CLIENTS; do
 		bts=(); fbs=(); ratios=(); wbt=(); wfb=()
 		for p in $(seq 1 "$PAIRS"); do
-			bt=${TPS[$name:$c:$p:bt]}
-			fb=${TPS[$name:$c:$p:fbt]}
-			bts+=("$bt")
-			fbs+=("$fb")
-			ratios+=("$(ratio "$fb" "$bt")")
+			bts+=("${TPS[$name:$c:$p:bt]}")
+			fbs+=("${TPS[$name:$c:$p:fbt]}")
+			ratios+=("$(ratio "${TPS[$name:$c:$p:fbt]}" "${TPS[$name:$c:$p:bt]}")")
 			wbt+=("$(ratio "${WALB[$name:$c:$p:bt]}" "${TXNS[$name:$c:$p:bt]}")")
 			wfb+=("$(ratio "${WALB[$name:$c:$p:fbt]}" "${TXNS[$name:$c:$p:fbt]}")")
 		done
-		r=$(median "${ratios[@]}")
-		printf '| %s | %.1f | %.1f | %.3f | %.3f–%.3f |' "$c" "$(median "${bts[@]}")" "$(median "${fbs[@]}")" \
-			"$r" "$(minimum "${ratios[@]}")" "$(maximum "${ratios[@]}")"
-		[ -z "$reset" ] || printf ' %.0f | %.0f |' "$(median "${wbt[@]}")" "$(median "${wfb[@]}")"
-		echo
+		m=$(median_pick "${ratios[@]}")
+		r=${ratios[m - 1]}
 		RATIO[$name:$c]=$r
 		RATIO_MIN[$name:$c]=$(minimum "${ratios[@]}")
 		RATIO_MAX[$name:$c]=$(maximum "${ratios[@]}")
+		noise=$(maximum "$(rel_spread "${bts[@]}")" "$(rel_spread "${fbs[@]}")")
+		verdict=$(noise_verdict "$r" "${RATIO_MIN[$name:$c]}" "${RATIO_MAX[$name:$c]}" "$noise" "$PAIRS")
+		VERDICT[$name:$c]=$verdict
+		printf '| %s | %.1f | %.1f | %.3f | %.3f–%.3f |' "$c" "${bts[m - 1]}" "${fbs[m - 1]}" \
+			"$r" "${RATIO_MIN[$name:$c]}" "${RATIO_MAX[$name:$c]}"
+		[ -z "$reset" ] || printf ' %.0f | %.0f |' "$(median "${wbt[@]}")" "$(median "${wfb[@]}")"
+		echo
+		line+="${line:+; }$c client$([ "$c" = 1 ] || echo s): noise $(pct "$noise"), $(tps_difference "$r"), $verdict"
+		# the charts show each access method's own runs: median and range
 		TPS_MED[$name:$c:bt]=$(median "${bts[@]}")
 		TPS_MED[$name:$c:fbt]=$(median "${fbs[@]}")
 		TPS_MIN[$name:$c:bt]=$(minimum "${bts[@]}")
@@ -551,9 +568,11 @@ workload_table()
 		TPS_MAX[$name:$c:bt]=$(maximum "${bts[@]}")
 		TPS_MAX[$name:$c:fbt]=$(maximum "${fbs[@]}")
 	done
+	echo
+	echo "Run-to-run noise (the larger (max − min) / median of one index's $PAIRS runs) and verdict: $line."
 }
 
-declare -A RATIO=() RATIO_MIN=() RATIO_MAX=() TPS_MED=() TPS_MIN=() TPS_MAX=()
+declare -A RATIO=() RATIO_MIN=() RATIO_MAX=() VERDICT=() TPS_MED=() TPS_MIN=() TPS_MAX=()
 CHARTS=()
 CALLGRIND_ANNOTATE=
 
@@ -589,7 +608,9 @@ report_summary()
 	local name c
 
 	echo
-	echo "## Summary: throughput ratio $FBT_AM/btree (median of pairs; above 1 means $FBT_AM is faster)"
+	echo "## Summary: throughput ratio $FBT_AM/btree (median pair; above 1 means $FBT_AM is faster)"
+	echo
+	echo "In parentheses the range over all pairs; in bold the ratios beyond noise (see each workload's table)."
 	echo
 	printf '| workload |'
 	for c in $CLIENTS; do printf ' %s client%s |' "$c" "$([ "$c" = 1 ] || echo s)"; done
@@ -599,34 +620,45 @@ report_summary()
 	echo
 	for name in "${WORKLOADS[@]}"; do
 		printf '| %s |' "$name"
-		for c in $CLIENTS; do printf ' %.3f (%.2f–%.2f) |' "${RATIO[$name:$c]}" "${RATIO_MIN[$name:$c]}" "${RATIO_MAX[$name:$c]}"; done
+		for c in $CLIENTS; do
+			if [ "${VERDICT[$name:$c]}" = "beyond noise" ]; then
+				printf ' **%.3f** (%.2f–%.2f) |' "${RATIO[$name:$c]}" "${RATIO_MIN[$name:$c]}" "${RATIO_MAX[$name:$c]}"
+			else
+				printf ' %.3f (%.2f–%.2f) |' "${RATIO[$name:$c]}" "${RATIO_MIN[$name:$c]}" "${RATIO_MAX[$name:$c]}"
+			fi
+		done
 		echo
 	done
 }
 
 report_builds()
 {
-	local type p bt fb ratios
+	local type p m noise
 
 	echo
 	echo "## Index build: CREATE INDEX time and size"
 	echo
 	echo "Each key type is indexed on the same table (the btree copy) by each access method in turn,"
 	echo "$PAIRS pairs, with a CHECKPOINT before each build; maintenance_work_mem = 512MB, serial builds."
+	echo "The two times are those of the median pair (the pair whose time ratio is the median of the pairs'),"
+	echo "the time ratio is their quotient, min–max the range over all pairs; noise and verdict as for pgbench."
 	echo "Time ratio below 1 means $FBT_AM builds faster."
 	echo
-	echo "| key type | table (columns) | btree ms | $FBT_AM ms | time ratio $FBT_AM/btree | min–max | btree size | $FBT_AM size | size ratio |"
-	echo "|---|---|--:|--:|--:|--:|--:|--:|--:|"
+	echo "| key type | table (columns) | btree ms | $FBT_AM ms | time ratio $FBT_AM/btree | min–max | noise | verdict | btree size | $FBT_AM size | size ratio |"
+	echo "|---|---|--:|--:|--:|--:|--:|---|--:|--:|--:|"
 	for type in "${KEY_TYPES[@]}"; do
 		local -a bts=() fbs=() ratios=()
 		for p in $(seq 1 "$PAIRS"); do
-			bt=${BUILD_MS[$type:$p:btree]}
-			fb=${BUILD_MS[$type:$p:$FBT_AM]}
-			bts+=("$bt"); fbs+=("$fb"); ratios+=("$(ratio "$fb" "$bt")")
+			bts+=("${BUILD_MS[$type:$p:btree]}")
+			fbs+=("${BUILD_MS[$type:$p:$FBT_AM]}")
+			ratios+=("$(ratio "${BUILD_MS[$type:$p:$FBT_AM]}" "${BUILD_MS[$type:$p:btree]}")")
 		done
-		printf '| %s | %s | %.0f | %.0f | %.3f | %.3f–%.3f | %s | %s | %.3f |\n' "$(type_label "$type")" \
-			"$(probe_build_target "$type")" "$(median "${bts[@]}")" "$(median "${fbs[@]}")" \
-			"$(median "${ratios[@]}")" "$(minimum "${ratios[@]}")" "$(maximum "${ratios[@]}")" \
+		m=$(median_pick "${ratios[@]}")
+		noise=$(maximum "$(rel_spread "${bts[@]}")" "$(rel_spread "${fbs[@]}")")
+		printf '| %s | %s | %.0f | %.0f | %.3f | %.3f–%.3f | %s | %s | %s | %s | %.3f |\n' "$(type_label "$type")" \
+			"$(probe_build_target "$type")" "${bts[m - 1]}" "${fbs[m - 1]}" \
+			"${ratios[m - 1]}" "$(minimum "${ratios[@]}")" "$(maximum "${ratios[@]}")" "$(pct "$noise")" \
+			"$(noise_verdict "${ratios[m - 1]}" "$(minimum "${ratios[@]}")" "$(maximum "${ratios[@]}")" "$noise" "$PAIRS")" \
 			"$(pretty_bytes "${BUILD_BYTES[$type:btree]}")" "$(pretty_bytes "${BUILD_BYTES[$type:$FBT_AM]}")" \
 			"$(ratio "${BUILD_BYTES[$type:$FBT_AM]}" "${BUILD_BYTES[$type:btree]}")"
 	done
@@ -634,7 +666,7 @@ report_builds()
 
 report_probes()
 {
-	local type r config
+	local type r m noise
 
 	echo
 	echo "## In-server probes: fastbtree_probe() ns per probe"
@@ -643,9 +675,12 @@ report_probes()
 	echo "is not visited): $PROBE_KEYS random existing keys in random order, $PROBE_LOOPS loops per call, $PAIRS rounds of"
 	echo "btree, fastbtree with fastbtree.fast_compare off, and on.  Wall-clock time, so machine noise shows;"
 	echo "ratios below 1 mean $FBT_AM is faster.  Both access methods found the same number of TIDs."
+	echo "The three ns columns and both ratios come from the median round (the round whose on/btree ratio is"
+	echo "the median of the rounds'); min–max is the range of on/btree over all rounds; noise = the largest"
+	echo "(max − min) / median of one configuration's rounds; the verdict is on/btree's, as for pgbench."
 	echo
-	echo "| key type | btree ns | fbt (off) ns | fbt (on) ns | on/btree | on/btree min–max | off/btree |"
-	echo "|---|--:|--:|--:|--:|--:|--:|"
+	echo "| key type | btree ns | fbt (off) ns | fbt (on) ns | on/btree | on/btree min–max | off/btree | noise | verdict |"
+	echo "|---|--:|--:|--:|--:|--:|--:|--:|---|"
 	for type in "${KEY_TYPES[@]}"; do
 		local -a b=() f0=() f1=() on=() off=()
 		for r in $(seq 1 "$PAIRS"); do
@@ -655,9 +690,13 @@ report_probes()
 			on+=("$(ratio "${PROBE_NS[$type:$r:fbt_on]}" "${PROBE_NS[$type:$r:btree]}")")
 			off+=("$(ratio "${PROBE_NS[$type:$r:fbt_off]}" "${PROBE_NS[$type:$r:btree]}")")
 		done
-		printf '| %s | %.0f | %.0f | %.0f | %.3f | %.3f–%.3f | %.3f |\n' "$(type_label "$type")" \
-			"$(median "${b[@]}")" "$(median "${f0[@]}")" "$(median "${f1[@]}")" \
-			"$(median "${on[@]}")" "$(minimum "${on[@]}")" "$(maximum "${on[@]}")" "$(median "${off[@]}")"
+		m=$(median_pick "${on[@]}")
+		noise=$(maximum "$(rel_spread "${b[@]}")" "$(rel_spread "${f0[@]}")" "$(rel_spread "${f1[@]}")")
+		printf '| %s | %.0f | %.0f | %.0f | %.3f | %.3f–%.3f | %.3f | %s | %s |\n' "$(type_label "$type")" \
+			"${b[m - 1]}" "${f0[m - 1]}" "${f1[m - 1]}" \
+			"${on[m - 1]}" "$(minimum "${on[@]}")" "$(maximum "${on[@]}")" "${off[m - 1]}" "$(pct "$noise")" \
+			"$(noise_verdict "${on[m - 1]}" "$(minimum "${on[@]}")" "$(maximum "${on[@]}")" "$noise" "$PAIRS")"
+		# the chart shows each configuration's median
 		printf '%s\t%s\t%s\t%s\n' "$type" "$(median "${b[@]}")" "$(median "${f0[@]}")" "$(median "${f1[@]}")" \
 			>>"$WORK/probe.tsv"
 	done
