@@ -610,7 +610,7 @@ extern bool _fbt_start_array_keys(IndexScanDesc scan, ScanDirection dir);
 extern bool _fbt_advance_array_keys(IndexScanDesc scan, ScanDirection dir);
 extern void _fbt_mark_array_keys(IndexScanDesc scan);
 extern void _fbt_restore_array_keys(IndexScanDesc scan);
-extern bool _fbt_checkkeys(IndexScanDesc scan, IndexTuple tuple,
+extern bool _fbt_checkkeys(IndexScanDesc scan, IndexTuple tuple, int tupnatts,
 						   ScanDirection dir, bool *continuescan);
 
 /* fbtvacuum.c */

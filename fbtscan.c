@@ -286,14 +286,14 @@ fbtendscan(IndexScanDesc scan)
 }
 
 /*
- * Whether every attribute of a leaf item lies within the item, walking
- * them as index_getattr() would: a damaged varlena or cstring length
- * would otherwise send the qual evaluation, or the executor deforming an
- * index-only tuple, far outside the page.  Used only where such reads can
- * happen (see checkTuples in fbtrescan()).
+ * Whether the first natts attributes of an index tuple lie within it,
+ * walking them as index_getattr() would: a damaged varlena or cstring
+ * length would otherwise send the qual evaluation, or the executor
+ * deforming an index-only tuple, far outside the page.  Used only where
+ * such reads can happen (see checkTuples in fbtrescan()).
  */
 static bool
-_fbt_tuple_layout_ok(TupleDesc desc, IndexTuple itup)
+_fbt_tuple_layout_ok(TupleDesc desc, IndexTuple itup, int natts)
 {
 	const char *tp = (const char *) itup + IndexInfoFindDataOffset(itup->t_info);
 	const char *end = (const char *) itup + IndexTupleSize(itup);
@@ -302,9 +302,9 @@ _fbt_tuple_layout_ok(TupleDesc desc, IndexTuple itup)
 	uint32		off = 0;
 	int			i;
 
-	if (tp > end)
+	if (tp > end || natts > desc->natts)
 		return false;
-	for (i = 0; i < desc->natts; i++)
+	for (i = 0; i < natts; i++)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, i);
 
@@ -352,23 +352,26 @@ _fbt_saveitem(IndexScanDesc scan, int itemIndex, OffsetNumber offnum,
 /*
  * The item at offnum of the leaf being read, bounds-checked (and its
  * attributes too where checkTuples says so): ERRCODE_INDEX_CORRUPTED for
- * a damaged one.
+ * a damaged one.  Offset P_HIKEY of a non-rightmost page is the high key,
+ * a pivot; every other item is a data item.
  */
 static inline IndexTuple
 _fbt_readitem(IndexScanDesc scan, Page page, OffsetNumber offnum)
 {
 	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	Relation	rel = scan->indexRelation;
 	ItemId		iid = PageGetItemId(page, offnum);
 	IndexTuple	itup;
 
 	if (unlikely(!_fbt_itemid_ok(page, iid)))
-		_fbt_corrupt_item(scan->indexRelation, so->currPos.buf, offnum, NULL);
+		_fbt_corrupt_item(rel, so->currPos.buf, offnum, NULL);
 	itup = (IndexTuple) PageGetItem(page, iid);
 	if (so->checkTuples &&
-		unlikely(FbtTupleIsPivot(itup) ||
-				 !_fbt_tuple_layout_ok(RelationGetDescr(scan->indexRelation),
-									   itup)))
-		_fbt_corrupt_item(scan->indexRelation, so->currPos.buf, offnum,
+		unlikely(FbtTupleIsPivot(itup) !=
+				 (offnum < P_FIRSTDATAKEY(FbtPageGetOpaque(page))) ||
+				 !_fbt_tuple_layout_ok(RelationGetDescr(rel), itup,
+									   FbtTupleGetNAtts(itup, rel))))
+		_fbt_corrupt_item(rel, so->currPos.buf, offnum,
 						  "an attribute extends past the end of its tuple");
 	return itup;
 }
@@ -379,10 +382,12 @@ _fbt_readitem(IndexScanDesc scan, Page page, OffsetNumber offnum)
  * in direction dir.  Sets moreRight/moreLeft from the required keys.
  * Returns true if any item matched.  The lock is left to the caller.
  *
- * Entries marked dead are skipped without looking at their keys, except
- * the last one in scan direction: its keys can still tell that the scan
- * ends on this page, which saves reading the next page (nbtree tests the
- * high key for the same purpose).
+ * Entries marked dead are skipped without looking at their keys.  What
+ * tells that a scan ends on this page then is, going right, the high key,
+ * and going left, the first data item, whose keys are tested even when it
+ * is dead (as nbtree does both): otherwise a scan whose last match sits
+ * next to a dead entry at the page's edge would read a sibling for
+ * nothing.
  */
 static bool
 _fbt_readpage(IndexScanDesc scan, ScanDirection dir, OffsetNumber offnum)
@@ -392,6 +397,7 @@ _fbt_readpage(IndexScanDesc scan, ScanDirection dir, OffsetNumber offnum)
 	FbtPageOpaque opaque = FbtPageGetOpaque(page);
 	OffsetNumber minoff = P_FIRSTDATAKEY(opaque);
 	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+	int			natts = IndexRelationGetNumberOfAttributes(scan->indexRelation);
 	bool		continuescan = true;
 	int			itemIndex;
 
@@ -414,21 +420,35 @@ _fbt_readpage(IndexScanDesc scan, ScanDirection dir, OffsetNumber offnum)
 		offnum = Max(offnum, minoff);
 		while (offnum <= maxoff)
 		{
-			bool		dead = scan->ignore_killed_tuples &&
-				ItemIdIsDead(PageGetItemId(page, offnum));
 			IndexTuple	itup;
 
-			if (dead && offnum < maxoff)
+			/* entries marked dead are skipped (outside recovery) */
+			if (scan->ignore_killed_tuples &&
+				ItemIdIsDead(PageGetItemId(page, offnum)))
 			{
 				offnum = OffsetNumberNext(offnum);
 				continue;
 			}
 			itup = _fbt_readitem(scan, page, offnum);
-			if (_fbt_checkkeys(scan, itup, dir, &continuescan) && !dead)
+			if (_fbt_checkkeys(scan, itup, natts, dir, &continuescan))
 				_fbt_saveitem(scan, itemIndex++, offnum, itup);
 			if (!continuescan)
 				break;
 			offnum = OffsetNumberNext(offnum);
+		}
+
+		/*
+		 * The high key bounds the next page from below: if it fails a key
+		 * that ends the scan, nothing to the right can match, and the next
+		 * page need not be read (nbtree tests it for the same reason).
+		 */
+		if (continuescan && !P_RIGHTMOST(opaque))
+		{
+			IndexTuple	hikey = _fbt_readitem(scan, page, P_HIKEY);
+
+			(void) _fbt_checkkeys(scan, hikey,
+								  FbtTupleGetNAtts(hikey, scan->indexRelation),
+								  dir, &continuescan);
 		}
 		so->currPos.moreRight = continuescan && !P_RIGHTMOST(opaque);
 		so->currPos.firstItem = 0;
@@ -451,7 +471,7 @@ _fbt_readpage(IndexScanDesc scan, ScanDirection dir, OffsetNumber offnum)
 				continue;
 			}
 			itup = _fbt_readitem(scan, page, offnum);
-			if (_fbt_checkkeys(scan, itup, dir, &continuescan) && !dead)
+			if (_fbt_checkkeys(scan, itup, natts, dir, &continuescan) && !dead)
 				_fbt_saveitem(scan, --itemIndex, offnum, itup);
 			if (!continuescan)
 				break;

@@ -663,15 +663,19 @@ _fbt_restore_array_keys(IndexScanDesc scan)
 /*
  * _fbt_checkkeys() -- does a leaf tuple satisfy all search keys?
  *
- * tuple: a leaf data item of the page being read (locked by the caller).
+ * tuple: a leaf data item of the page being read (locked by the caller),
+ * or its high key; tupnatts: the attributes present in tuple (all of them
+ * for a data item).  A key on an attribute that suffix truncation removed
+ * from a high key is taken as satisfied: the first item of the next page
+ * can have any value there (nbtree's rule).
  * Sets *continuescan = false when a required key fails in a way that no
  * later tuple in direction dir can satisfy (nbtree's _bt_checkkeys rules,
  * including NULLs met by a required key at the end of the index where
  * NULLs sort).
  */
 bool
-_fbt_checkkeys(IndexScanDesc scan, IndexTuple tuple, ScanDirection dir,
-			   bool *continuescan)
+_fbt_checkkeys(IndexScanDesc scan, IndexTuple tuple, int tupnatts,
+			   ScanDirection dir, bool *continuescan)
 {
 	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
 	TupleDesc	tupdesc = RelationGetDescr(scan->indexRelation);
@@ -686,6 +690,8 @@ _fbt_checkkeys(IndexScanDesc scan, IndexTuple tuple, ScanDirection dir,
 		Datum		datum;
 		bool		isNull;
 
+		if (key->sk_attno > tupnatts)
+			continue;
 		datum = index_getattr(tuple, key->sk_attno, tupdesc, &isNull);
 
 		if (key->sk_flags & (SK_SEARCHNULL | SK_SEARCHNOTNULL))
