@@ -25,8 +25,10 @@
 
 #include "access/genam.h"
 #include "access/heapam.h"
+#include "access/rmgr.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "storage/predicate.h"
@@ -49,6 +51,23 @@ static void _fbt_insertonpg(Relation rel, Buffer buf, Buffer cbuf,
 static void _fbt_insert_parent(Relation rel, Buffer buf, Buffer rbuf,
 							   FbtStack stack, bool isroot,
 							   IndexTuple lefthikey);
+
+/*
+ * _fbt_hints_allowed() -- may this backend set an unlogged LP_DEAD hint?
+ *
+ * Hints are not WAL-logged, and generic WAL has no mask to hide them from
+ * wal_consistency_checking: a later logged change of the same page would
+ * carry the hint in its page image but not in what replay rebuilds.  So,
+ * as the scan side does, set none while this backend checks generic
+ * records.  Inserts never run during recovery, so replay never sets one.
+ */
+static inline bool
+_fbt_hints_allowed(void)
+{
+	Assert(!RecoveryInProgress());
+	return wal_consistency_checking == NULL ||
+		!wal_consistency_checking[RM_GENERIC_ID];
+}
 
 /*
  * _fbt_check_item_size() -- reject a leaf tuple too large for the tree.
@@ -186,7 +205,10 @@ fbtinsert(Relation rel, Datum *values, bool *isnull, ItemPointer ht_ctid,
  * by the caller, who keeps it locked across the check so that a concurrent
  * inserter of the same key must wait for it (nbtree README, "unique
  * checking").  Equal entries may continue on pages to the right; those
- * are share-locked one at a time.
+ * are share-locked one at a time.  Entries already marked LP_DEAD are
+ * skipped; an entry whose heap versions turn out to be dead to every
+ * snapshot is marked LP_DEAD (an unlogged hint, see the loop), so churned
+ * keys do not send every later check to the heap again.
  *
  * Returns the xid to wait for (with *speculativeToken) if an equal entry's
  * inserter or deleter is still in progress; otherwise
@@ -234,7 +256,7 @@ _fbt_check_unique(Relation rel, IndexTuple itup, Relation heapRel,
 				found = true;
 			else if (ItemIdIsDead(curitemid))
 			{
-				/* a scan found every version dead to all: no conflict */
+				/* known dead to all, by a scan or an earlier check: skip */
 			}
 			else if (table_index_fetch_tuple_check(heapRel, &htid,
 												   &SnapshotDirty, &all_dead))
@@ -291,6 +313,23 @@ _fbt_check_unique(Relation rel, IndexTuple itup, Relation heapRel,
 							 errtableconstraint(heapRel,
 												RelationGetRelationName(rel))));
 				}
+			}
+			else if (all_dead && _fbt_hints_allowed())
+			{
+				/*
+				 * Every version the entry points to is dead to every
+				 * snapshot, so no later check needs to fetch it again: mark
+				 * it LP_DEAD, as _fbt_killitems() does for scans.  This is
+				 * only a hint (nbtree README, "Marking dead items"): the
+				 * page we are on is locked (buf exclusively, a right
+				 * sibling nbuf in share mode, which suffices because every
+				 * hint writer sets the same bits), and the change is not
+				 * WAL-logged.  Leaves only, so optimistic inner-page
+				 * readers never see a hint write.
+				 */
+				ItemIdMarkDead(curitemid);
+				opaque->fbto_flags |= FBTP_HAS_GARBAGE;
+				MarkBufferDirtyHint(BufferIsValid(nbuf) ? nbuf : buf, true);
 			}
 			offset = OffsetNumberNext(offset);
 		}
