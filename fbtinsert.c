@@ -25,10 +25,8 @@
 
 #include "access/genam.h"
 #include "access/heapam.h"
-#include "access/rmgr.h"
 #include "access/tableam.h"
 #include "access/xact.h"
-#include "access/xlog.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "storage/predicate.h"
@@ -51,23 +49,6 @@ static void _fbt_insertonpg(Relation rel, Buffer buf, Buffer cbuf,
 static void _fbt_insert_parent(Relation rel, Buffer buf, Buffer rbuf,
 							   FbtStack stack, bool isroot,
 							   IndexTuple lefthikey);
-
-/*
- * _fbt_hints_allowed() -- may this backend set an unlogged LP_DEAD hint?
- *
- * Hints are not WAL-logged, and generic WAL has no mask to hide them from
- * wal_consistency_checking: a later logged change of the same page would
- * carry the hint in its page image but not in what replay rebuilds.  So,
- * as the scan side does, set none while this backend checks generic
- * records.  Inserts never run during recovery, so replay never sets one.
- */
-static inline bool
-_fbt_hints_allowed(void)
-{
-	Assert(!RecoveryInProgress());
-	return wal_consistency_checking == NULL ||
-		!wal_consistency_checking[RM_GENERIC_ID];
-}
 
 /*
  * _fbt_check_item_size() -- reject a leaf tuple too large for the tree.
@@ -314,7 +295,7 @@ _fbt_check_unique(Relation rel, IndexTuple itup, Relation heapRel,
 												RelationGetRelationName(rel))));
 				}
 			}
-			else if (all_dead && _fbt_hints_allowed())
+			else if (all_dead)
 			{
 				/*
 				 * Every version the entry points to is dead to every
