@@ -50,8 +50,28 @@ typedef struct FbtCheckState
 	bloom_filter *filter;
 	Snapshot	snapshot;
 	int64		heaptuplesindexed;
+	BufferAccessStrategy strategy;	/* one BAS_BULKREAD ring for the run */
 	MemoryContext pagecxt;		/* reset after each page */
 } FbtCheckState;
+
+/*
+ * FbtDownlinkCursor: while one level is walked left to right, the position
+ * reached in the downlinks of the level above, so that each page of the
+ * walked level can be matched to its downlink in one pass (amcheck's
+ * bt_child_highkey_check walks the two levels in step for the same
+ * reason).  page is a private copy of block blkno; off is the next
+ * downlink on it not yet matched; matchblk is the parent page that held
+ * the last downlink matched, where a search for a later downlink can
+ * start.
+ */
+typedef struct FbtDownlinkCursor
+{
+	uint32		parentlevel;
+	BlockNumber blkno;			/* P_NONE once past the end of the level */
+	Page		page;
+	OffsetNumber off;
+	BlockNumber matchblk;
+} FbtDownlinkCursor;
 
 #define corrupt(state, blk, off, ...) \
 	ereport(ERROR, \
@@ -154,7 +174,7 @@ _fbtc_getpage(FbtCheckState *state, BlockNumber blkno)
 		corrupt(state, blkno, 0, "block is beyond the end of the index");
 	page = MemoryContextAlloc(state->pagecxt, BLCKSZ);
 	buf = ReadBufferExtended(state->rel, MAIN_FORKNUM, blkno, RBM_NORMAL,
-							 GetAccessStrategy(BAS_BULKREAD));
+							 state->strategy);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	memcpy(page, BufferGetPage(buf), BLCKSZ);
 	UnlockReleaseBuffer(buf);
@@ -440,17 +460,153 @@ _fbtc_check_child(FbtCheckState *state, BlockNumber parentblk,
 }
 
 /*
- * Walk one level left to right from leftmost.  Returns the leftmost page
- * of the level below (P_NONE for the leaf level).
+ * Load parent block blkno into the downlink cursor, positioned at its first
+ * downlink.  The page is read (and its structure checked) by
+ * _fbtc_getpage(), then kept in the cursor's own buffer, which outlives the
+ * per-page memory context of the walk below.
+ */
+static void
+_fbtc_cursor_load(FbtCheckState *state, FbtDownlinkCursor *cur,
+				  BlockNumber blkno)
+{
+	Page		page = _fbtc_getpage(state, blkno);
+	FbtPageOpaque opaque = FbtPageGetOpaque(page);
+
+	if ((opaque->fbto_flags & FBTP_META) ||
+		opaque->fbto_level != cur->parentlevel)
+		corrupt(state, blkno, 0, "page has level %u, expected %u",
+				opaque->fbto_level, cur->parentlevel);
+	memcpy(cur->page, page, BLCKSZ);
+	pfree(page);
+	cur->blkno = blkno;
+	cur->off = P_FIRSTDATAKEY(opaque);
+}
+
+/*
+ * The next downlink of the cursor not matched yet, stepping right over
+ * exhausted parent pages; InvalidBlockNumber past the end of the level.
+ * The cursor is not advanced.
+ */
+static BlockNumber
+_fbtc_cursor_peek(FbtCheckState *state, FbtDownlinkCursor *cur)
+{
+	while (cur->blkno != P_NONE &&
+		   cur->off > PageGetMaxOffsetNumber(cur->page))
+	{
+		BlockNumber next = FbtPageGetOpaque(cur->page)->fbto_next;
+
+		if (next == P_NONE)
+			cur->blkno = P_NONE;
+		else
+			_fbtc_cursor_load(state, cur, next);
+	}
+	if (cur->blkno == P_NONE)
+		return InvalidBlockNumber;
+	return FbtPivotGetDownLink(_fbtc_item(cur->page, cur->off));
+}
+
+/*
+ * Search the parent level, reading it afresh from the page of the last
+ * matched downlink rightwards to its end, for a downlink to child.  If one
+ * is found the cursor is left just after it and true is returned.
+ *
+ * Why starting at matchblk suffices: downlinks are kept in key order and
+ * only ever move right (a parent split moves the upper half of a page to a
+ * new right sibling), so a downlink to a page right of one already matched
+ * is on the page that held the matched one, or to its right.
+ */
+static bool
+_fbtc_cursor_find(FbtCheckState *state, FbtDownlinkCursor *cur,
+				  BlockNumber child)
+{
+	BlockNumber blkno = cur->matchblk;
+
+	while (blkno != P_NONE)
+	{
+		OffsetNumber off;
+
+		_fbtc_cursor_load(state, cur, blkno);
+		for (off = cur->off; off <= PageGetMaxOffsetNumber(cur->page); off++)
+		{
+			if (FbtPivotGetDownLink(_fbtc_item(cur->page, off)) == child)
+			{
+				cur->off = OffsetNumberNext(off);
+				cur->matchblk = blkno;
+				return true;
+			}
+		}
+		blkno = FbtPageGetOpaque(cur->page)->fbto_next;
+	}
+	return false;
+}
+
+/*
+ * Check that page blkno of the level being walked has a downlink in the
+ * level above, unless its left sibling (prevblk, whose copy had flags
+ * prevflags and a right-link to blkno) is marked INCOMPLETE_SPLIT: then
+ * the downlink is legitimately still to be inserted.
+ *
+ * The common case costs one comparison: the walk and the cursor advance
+ * in step.  A page the cursor does not expect is either corruption or a
+ * page a concurrent split made after the cursor's copy of its parent was
+ * taken.  In the second case the split has completed (the left sibling's
+ * copy shows no INCOMPLETE_SPLIT, and the flag is cleared in the same WAL
+ * record, under the same page locks, that inserts the downlink), so the
+ * downlink was in the parent level when prevblk was copied, and a fresh
+ * search of the parent level finds it; only if that search fails is the
+ * page reported.  Pages are never deleted, so no downlink disappears.
+ */
+static void
+_fbtc_check_downlink(FbtCheckState *state, FbtDownlinkCursor *cur,
+					 BlockNumber blkno, BlockNumber prevblk, uint16 prevflags)
+{
+	if (_fbtc_cursor_peek(state, cur) == blkno)
+	{
+		cur->matchblk = cur->blkno;
+		cur->off = OffsetNumberNext(cur->off);
+		return;
+	}
+	if (prevblk != P_NONE && (prevflags & FBTP_INCOMPLETE_SPLIT))
+		return;
+	if (_fbtc_cursor_find(state, cur, blkno))
+		return;
+	if (prevblk == P_NONE)
+		corrupt(state, blkno, 0,
+				"leftmost page of level %u has no downlink in level %u",
+				cur->parentlevel - 1, cur->parentlevel);
+	corrupt(state, blkno, 0,
+			"page has no downlink in level %u, and its left sibling %u is not marked incomplete-split",
+			cur->parentlevel, prevblk);
+}
+
+/*
+ * Walk one level left to right from leftmost.  parentleftmost is the
+ * leftmost page of the level above, whose downlinks every page of this
+ * level must have (see _fbtc_check_downlink), or P_NONE for the level the
+ * metapage names as the root's.  Returns the leftmost page of the level
+ * below (P_NONE for the leaf level).
  */
 static BlockNumber
 _fbtc_check_level(FbtCheckState *state, BlockNumber leftmost, uint32 level,
-				  BlockNumber root)
+				  BlockNumber parentleftmost)
 {
 	BlockNumber prevblk = P_NONE;
+	uint16		prevflags = 0;
 	BlockNumber blkno = leftmost;
 	BlockNumber nextleftmost = P_NONE;
 	MemoryContext oldcxt;
+	FbtDownlinkCursor cursor;
+
+	if (parentleftmost != P_NONE)
+	{
+		cursor.parentlevel = level + 1;
+		cursor.page = palloc(BLCKSZ);
+		cursor.matchblk = parentleftmost;
+		oldcxt = MemoryContextSwitchTo(state->pagecxt);
+		_fbtc_cursor_load(state, &cursor, parentleftmost);
+		MemoryContextSwitchTo(oldcxt);
+		MemoryContextReset(state->pagecxt);
+	}
 
 	while (blkno != P_NONE)
 	{
@@ -486,6 +642,7 @@ _fbtc_check_level(FbtCheckState *state, BlockNumber leftmost, uint32 level,
 			if (FbtPageGetOpaque(lpage)->fbto_next != blkno)
 			{
 				blkno = FbtPageGetOpaque(lpage)->fbto_next;
+				prevflags = FbtPageGetOpaque(lpage)->fbto_flags;
 				MemoryContextSwitchTo(oldcxt);
 				MemoryContextReset(state->pagecxt);
 				continue;
@@ -499,6 +656,8 @@ _fbtc_check_level(FbtCheckState *state, BlockNumber leftmost, uint32 level,
 					level);
 
 		_fbtc_check_items(state, blkno, page);
+		if (parentleftmost != P_NONE)
+			_fbtc_check_downlink(state, &cursor, blkno, prevblk, prevflags);
 
 		minoff = P_FIRSTDATAKEY(opaque);
 		maxoff = PageGetMaxOffsetNumber(page);
@@ -525,10 +684,13 @@ _fbtc_check_level(FbtCheckState *state, BlockNumber leftmost, uint32 level,
 		}
 
 		prevblk = blkno;
+		prevflags = opaque->fbto_flags;
 		blkno = opaque->fbto_next;
 		MemoryContextSwitchTo(oldcxt);
 		MemoryContextReset(state->pagecxt);
 	}
+	if (parentleftmost != P_NONE)
+		pfree(cursor.page);
 	return nextleftmost;
 }
 
@@ -553,8 +715,13 @@ PG_FUNCTION_INFO_V1(fastbtree_check);
  * flags; sibling links (left and right agree, ends are P_NONE); key order
  * within each page (strict, heap TID included); every item <= its page's
  * high key; pivot representation (minus infinity first on internal pages,
- * attribute counts); and for every downlink, that the child is one level
- * down and its items lie within the key range the parent gives it.  With
+ * attribute counts); for every downlink, that the child is one level
+ * down and its items lie within the key range the parent gives it; and
+ * that every page below the root's level has a downlink, unless its left
+ * sibling is marked INCOMPLETE_SPLIT (amcheck's parent check, made safe
+ * against concurrent splits instead of by a ShareLock; it costs one more
+ * read of each internal page).  All index pages are read through one
+ * BAS_BULKREAD buffer ring, so a check does not flush shared buffers.  With
  * heapallindexed, every heap tuple visible to a fresh MVCC snapshot (taken
  * before the index is read) has an index entry: leaf entries are
  * fingerprinted into a Bloom filter (lib/bloomfilter.h), then the table is
@@ -606,6 +773,7 @@ fastbtree_check(PG_FUNCTION_ARGS)
 	state.nkeyatts = IndexRelationGetNumberOfKeyAttributes(state.rel);
 	state.natts = IndexRelationGetNumberOfAttributes(state.rel);
 	state.heapallindexed = heapallindexed;
+	state.strategy = GetAccessStrategy(BAS_BULKREAD);
 	state.pagecxt = AllocSetContextCreate(CurrentMemoryContext,
 										  "fastbtree_check page",
 										  ALLOCSET_DEFAULT_SIZES);
@@ -642,13 +810,16 @@ fastbtree_check(PG_FUNCTION_ARGS)
 
 	if (leftmost != P_NONE)
 	{
+		BlockNumber parentleftmost = P_NONE;
+
 		for (;;)
 		{
 			BlockNumber next = _fbtc_check_level(&state, leftmost, level,
-												 leftmost);
+												 parentleftmost);
 
 			if (level == 0)
 				break;
+			parentleftmost = leftmost;
 			leftmost = next;
 			level--;
 		}
@@ -674,6 +845,7 @@ fastbtree_check(PG_FUNCTION_ARGS)
 	}
 
 	MemoryContextDelete(state.pagecxt);
+	FreeAccessStrategy(state.strategy);
 	index_close(state.rel, AccessShareLock);
 	table_close(state.heaprel, AccessShareLock);
 	PG_RETURN_VOID();

@@ -164,6 +164,28 @@ fastbtree_page_stats(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
+/*
+ * The heap TID of item itup, whose line pointer gives it itemlen bytes, or
+ * NULL if it has none.  A pivot's heap TID sits in the last bytes its size
+ * word claims; on a damaged page that word may be larger than the item or
+ * too small to hold a TID after the tuple header, so the TID is shown only
+ * if it lies inside the item, after the header and null bitmap.
+ */
+static ItemPointer
+_fbt_item_heaptid(IndexTuple itup, Size itemlen)
+{
+	Size		size = IndexTupleSize(itup);
+
+	if (!FbtTupleIsPivot(itup))
+		return &itup->t_tid;
+	if ((ItemPointerGetOffsetNumberNoCheck(&itup->t_tid) &
+		 FBT_PIVOT_HEAPTID) == 0 ||
+		size > itemlen ||
+		size < IndexInfoFindDataOffset(itup->t_info) + sizeof(ItemPointerData))
+		return NULL;
+	return FbtTupleGetHeapTID(itup);
+}
+
 PG_FUNCTION_INFO_V1(fastbtree_page_items);
 
 /*
@@ -171,8 +193,10 @@ PG_FUNCTION_INFO_V1(fastbtree_page_items);
  * per line pointer, like pageinspect's bt_page_items: itemoffset, ctid
  * (raw t_tid: the heap TID of leaf items; downlink and attribute count of
  * pivots), itemlen (bytes), nulls, vars, data (hex of the tuple data),
- * dead, pivot, natts, htid (the heap TID, or NULL).  Copies the page under
- * a share lock; superuser only.  Errors as fastbtree_page_stats.
+ * dead, pivot, natts, htid (the heap TID, or NULL, also when a damaged
+ * pivot's size word would place it outside the item).  Items whose line
+ * pointer leaves the page are skipped.  Copies the page under a share
+ * lock; superuser only.  Errors as fastbtree_page_stats.
  */
 Datum
 fastbtree_page_items(PG_FUNCTION_ARGS)
@@ -222,7 +246,7 @@ fastbtree_page_items(PG_FUNCTION_ARGS)
 			values[6] = BoolGetDatum(ItemIdIsDead(iid));
 			values[7] = BoolGetDatum(FbtTupleIsPivot(itup));
 			values[8] = Int32GetDatum(FbtTupleGetNAtts(itup, rel));
-			htid = FbtTupleGetHeapTID(itup);
+			htid = _fbt_item_heaptid(itup, ItemIdGetLength(iid));
 			if (htid != NULL)
 				values[9] = PointerGetDatum(htid);
 			else

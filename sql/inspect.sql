@@ -37,6 +37,20 @@ SELECT fastbtree_check('t_k');
 SELECT fastbtree_check('t_k', heapallindexed => true);
 SELECT fastbtree_check('d_k', true);
 
+-- four levels: 480-byte keys (below the 512 bytes at which index tuples
+-- are compressed, and pivots keep them whole) fit only a dozen or so to a
+-- page, so the checker matches every page below the root to its downlink
+-- across many parent pages
+CREATE TABLE w (k text);
+INSERT INTO w SELECT repeat(md5(g::text), 15) FROM generate_series(1, 3000) g;
+CREATE INDEX w_k ON w USING fastbtree (k);
+SELECT level FROM fastbtree_metap('w_k');
+SELECT count(*) > 10 AS many_parents
+FROM generate_series(1, pg_relation_size('w_k') / 8192 - 1) blkno,
+	fastbtree_page_stats('w_k', blkno) s
+WHERE s.level = 1;
+SELECT fastbtree_check('w_k', true);
+
 -- an empty index has no root
 CREATE TABLE e (k int4);
 CREATE INDEX e_k ON e USING fastbtree (k);

@@ -1,15 +1,38 @@
 # t/004_corruption.pl
 #	fastbtree_check and queries on damaged fastbtree indexes.
 #
-# Four tables each get a fastbtree index; with the server stopped, each
-# index file is damaged in one way by overwriting bytes on disk:
+# Tables each get a fastbtree index; with the server stopped, each index
+# file is damaged in one way by overwriting bytes on disk:
 #	(a) two keys of a leaf page swapped (their line pointers exchanged),
 #	(b) a leaf line pointer pointing outside the page,
 #	(c) the metapage magic number,
-#	(d) the metapage format version.
+#	(d) the metapage format version,
+#	(e) a downlink removed from the root (level 1): its line pointer
+#		deleted, the page otherwise valid, no INCOMPLETE_SPLIT anywhere
+#		(and, as a control that must pass, the same with the left sibling
+#		marked INCOMPLETE_SPLIT, as a crash in mid-split leaves it),
+#	(f) root pivots given the heap-TID flag with too few bytes for one.
 # fastbtree_check must report exactly that damage (SQLSTATE XX002, the
 # index name, block and offset); queries through the damaged index must
-# raise an error or return, never crash the server; REINDEX repairs it.
+# raise an error or return, never crash the server; REINDEX repairs (a) to
+# (d); fastbtree_page_items shows the damaged pivots without reading
+# outside them.
+#
+# A check of an undamaged index on cold shared buffers leaves no more of
+# it cached than one BAS_BULKREAD buffer ring holds.
+#
+# Then three kinds of damage that crash the backend on btree, and on
+# fastbtree until scans check items (issue 8, item 3), each read by a
+# query through the index:
+#	(g) leaf tuples whose size word says 8191 bytes, by an index-only scan,
+#	(h) a text key with a 4-byte varlena header of 1 GB,
+#	(i) pd_lower = pd_upper on the root (an internal page), by a descent.
+# Each query must fail with SQLSTATE XX002 naming the index and the
+# damaged block, and no backend may die: the log shows no "terminated by
+# signal" and a new session works.  Before scans check items once per page
+# these three crash the backend; the test then waits for the automatic
+# restart instead of hanging, and fails.
+#
 # Data checksums are off (initdb's default), so the damage is not caught by
 # a checksum failure first.
 
@@ -34,7 +57,10 @@ END
 	$node->stop('immediate', fail_ok => 1) if $node;
 }
 $node->init;
-$node->append_conf('postgresql.conf', "log_statement = none\n");
+# A backend crash (before item 3 of issue 8 is fixed) must not end the
+# server: the later tests report it and go on.
+$node->append_conf('postgresql.conf',
+	"log_statement = none\nrestart_after_crash = on\n");
 $node->start;
 
 is($node->safe_psql('postgres', 'SHOW data_checksums'),
@@ -58,9 +84,34 @@ CREATE INDEX c_a_k ON c_a USING fastbtree (k);
 CREATE INDEX c_b_k ON c_b USING fastbtree (k);
 CREATE INDEX c_c_k ON c_c USING fastbtree (k);
 CREATE INDEX c_d_k ON c_d USING fastbtree (k);
+CREATE TABLE c_e (LIKE c_ok);
+CREATE TABLE c_e2 (LIKE c_ok);
+CREATE TABLE c_f (LIKE c_ok);
+CREATE TABLE c_g (LIKE c_ok);
+CREATE TABLE c_i (LIKE c_ok);
+INSERT INTO c_e SELECT * FROM c_ok;
+INSERT INTO c_e2 SELECT * FROM c_ok;
+INSERT INTO c_f SELECT * FROM c_ok;
+INSERT INTO c_g SELECT * FROM c_ok;
+INSERT INTO c_i SELECT * FROM c_ok;
+CREATE TABLE c_big (k int4);
+INSERT INTO c_big SELECT i FROM generate_series(1, 100000) i;
+CREATE INDEX c_big_k ON c_big USING fastbtree (k);
+VACUUM ANALYZE c_big;
+CREATE EXTENSION pg_buffercache;
+CREATE TABLE c_h (t text);
+INSERT INTO c_h SELECT 'k' || lpad(i::text, 6, '0') FROM generate_series(1, 5000) i;
+CREATE INDEX c_e_k ON c_e USING fastbtree (k);
+CREATE INDEX c_e2_k ON c_e2 USING fastbtree (k);
+CREATE INDEX c_f_k ON c_f USING fastbtree (k);
+CREATE INDEX c_g_k ON c_g USING fastbtree (k);
+CREATE INDEX c_h_t ON c_h USING fastbtree (t);
+CREATE INDEX c_i_k ON c_i USING fastbtree (k);
+VACUUM ANALYZE c_g;
+VACUUM ANALYZE c_h;
 });
 
-for my $index (qw(c_ok_k c_a_k c_b_k c_c_k c_d_k))
+for my $index (qw(c_ok_k c_a_k c_b_k c_c_k c_d_k c_e_k c_e2_k c_f_k c_g_k c_h_t c_i_k))
 {
 	is($node->safe_psql('postgres', "SELECT fastbtree_check('$index', true)"),
 		'', "$index passes fastbtree_check before the damage");
@@ -89,8 +140,52 @@ my $keys_a = $node->safe_psql('postgres',
 );
 diag("c_a_k block $leaf_a, items 2 and 3 before the swap: $keys_a");
 
+# The roots of c_e_k, c_e2_k, c_f_k, c_i_k are on level 1, above more than
+# three leaves; c_e_k's second and third leaves (downlinks at offsets 2 and
+# 3), the same blocks in c_e2_k, built alike.
+my %root;
+for my $index (qw(c_e_k c_e2_k c_f_k c_i_k))
+{
+	$root{$index} = $node->safe_psql('postgres',
+		"SELECT root FROM fastbtree_metap('$index') WHERE level = 1");
+	ok($root{$index} =~ /^\d+$/, "$index has a root on level 1: $root{$index}");
+}
+my %child = map { split /\|/ } split /\n/, $node->safe_psql(
+	'postgres', qq{
+SELECT itemoffset, (ctid::text::point)[0]::int8
+FROM fastbtree_page_items('c_e_k', $root{c_e_k}) WHERE itemoffset IN (2, 3)});
+ok(defined $child{2} && defined $child{3},
+	"c_e_k downlinks 2 and 3 lead to blocks $child{2} and $child{3}");
+is( $node->safe_psql(
+		'postgres', qq{
+SELECT string_agg((ctid::text::point)[0]::text, ',' ORDER BY itemoffset)
+FROM fastbtree_page_items('c_e2_k', $root{c_e2_k}) WHERE itemoffset IN (2, 3)}),
+	"$child{2},$child{3}",
+	'c_e2_k has the same downlinks as c_e_k');
+my $leaf_g = inner_leaf('c_g_k');
+my $leaf_h = inner_leaf('c_h_t');
+
+# (g), (h) and (i) are read by index-only scans (the tables are vacuumed;
+# enable_indexscan = off would rule out index-only scans too).
+my $force_ios = q{
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+};
+my $query_g = 'SELECT sum(k) FROM c_g WHERE k BETWEEN 1 AND 5000';
+my $query_h =
+  "SELECT count(*) FROM (SELECT t FROM c_h WHERE t BETWEEN 'k' AND 'l' ORDER BY t) s WHERE t LIKE 'k%'";
+my $query_i = 'SELECT k FROM c_i WHERE k = 4321';
+like($node->safe_psql('postgres', "$force_ios EXPLAIN (COSTS OFF) $query_g"),
+	qr/Index Only Scan using c_g_k/, '(g) the query is an index-only scan');
+like($node->safe_psql('postgres', "$force_ios EXPLAIN (COSTS OFF) $query_h"),
+	qr/Index Only Scan using c_h_t/, '(h) the query is an index-only scan');
+is($node->safe_psql('postgres', "$force_ios $query_g"),
+	'12502500', '(g) answer before the damage');
+is($node->safe_psql('postgres', "$force_ios $query_h"),
+	'5000', '(h) answer before the damage');
+
 my %file;
-for my $index (qw(c_a_k c_b_k c_c_k c_d_k))
+for my $index (qw(c_a_k c_b_k c_c_k c_d_k c_e_k c_e2_k c_f_k c_g_k c_h_t c_i_k))
 {
 	$file{$index} = $node->data_dir . '/'
 	  . $node->safe_psql('postgres', "SELECT pg_relation_filepath('$index')");
@@ -148,7 +243,103 @@ write_bytes($file{c_b_k}, lp_pos($leaf_b, 4),
 write_bytes($file{c_c_k}, $PAGE_HEADER, pack('V', 0xDEADBEEF));
 write_bytes($file{c_d_k}, $PAGE_HEADER + 4, pack('V', 99));
 
+# PageHeaderData: pd_lower at byte 12, pd_upper at byte 14 (uint16 each)
+sub page_bounds
+{
+	my ($path, $blk) = @_;
+	return unpack('vv', read_bytes($path, $blk * $BLCKSZ + 12, 4));
+}
+
+# byte position of the tuple of line pointer $off in block $blk
+sub tuple_pos
+{
+	my ($path, $blk, $off) = @_;
+	my $lp = unpack('V', read_bytes($path, lp_pos($blk, $off), 4));
+	return $blk * $BLCKSZ + ($lp & 0x7FFF);
+}
+
+# (e) delete the root's line pointer 3: later ones move down one slot and
+# pd_lower shrinks by one; the tuple bytes stay as unused space.  In c_e2_k
+# the same, and the left sibling of the page that lost its downlink is
+# marked INCOMPLETE_SPLIT (0x20 in fbto_flags, 16 bytes into the 24-byte
+# special space), as a crash between a split and its downlink leaves it:
+# that is no corruption.
+for my $index (qw(c_e_k c_e2_k))
+{
+	my $path = $file{$index};
+	my $blk = $root{$index};
+	my ($lower, $upper) = page_bounds($path, $blk);
+	my $nlp = ($lower - $PAGE_HEADER) / 4;
+	my $rest = read_bytes($path, lp_pos($blk, 4), 4 * ($nlp - 3));
+
+	write_bytes($path, lp_pos($blk, 3), $rest . pack('V', 0));
+	write_bytes($path, $blk * $BLCKSZ + 12, pack('v', $lower - 4));
+}
+{
+	my $flagpos = $child{2} * $BLCKSZ + $BLCKSZ - 24 + 16;
+	my ($flags) = unpack('v', read_bytes($file{c_e2_k}, $flagpos, 2));
+
+	write_bytes($file{c_e2_k}, $flagpos, pack('v', $flags | 0x20));
+}
+
+# (f) IndexTupleData: t_tid (bi_hi, bi_lo, ip_posid: uint16 each), then
+# t_info (uint16, size in the low 13 bits).  The minus-infinity item
+# (offset 1, 8 bytes) gets FBT_PIVOT_HEAPTID (0x1000) in ip_posid; the
+# pivot at offset 2 (one attribute) gets the flag and a size word of 8191,
+# far beyond its line pointer's length.
+{
+	my $path = $file{c_f_k};
+	my $blk = $root{c_f_k};
+	my $t1 = tuple_pos($path, $blk, 1);
+	my $t2 = tuple_pos($path, $blk, 2);
+	my ($posid1) = unpack('v', read_bytes($path, $t1 + 4, 2));
+	my ($posid2, $info2) = unpack('vv', read_bytes($path, $t2 + 4, 4));
+
+	write_bytes($path, $t1 + 4, pack('v', $posid1 | 0x1000));
+	write_bytes($path, $t2 + 4,
+		pack('vv', $posid2 | 0x1000, ($info2 & ~0x1FFF) | 0x1FFF));
+}
+
+# (g) the size word of leaf items 2, 3 and 4 says 8191 bytes.  One such
+# item alone makes an index-only scan copy 8 kB from beyond the page into
+# its 16 kB tuple buffer without overrunning it; three overrun it.
+for my $off (2 .. 4)
+{
+	my $t = tuple_pos($file{c_g_k}, $leaf_g, $off);
+	my ($info) = unpack('v', read_bytes($file{c_g_k}, $t + 6, 2));
+
+	write_bytes($file{c_g_k}, $t + 6, pack('v', ($info & ~0x1FFF) | 0x1FFF));
+}
+
+# (h) the key of leaf item 2 (after the 8-byte tuple header, a 1-byte
+# varlena header) gets a 4-byte uncompressed header of 0x3FFFFFFF bytes
+write_bytes($file{c_h_t}, tuple_pos($file{c_h_t}, $leaf_h, 2) + 8,
+	pack('V', 0x3FFFFFFF << 2));
+
+# (i) pd_lower = pd_upper on the root
+{
+	my ($lower, $upper) = page_bounds($file{c_i_k}, $root{c_i_k});
+
+	write_bytes($file{c_i_k}, $root{c_i_k} * $BLCKSZ + 12, pack('v', $upper));
+}
+
 $node->start;
+
+# Shared buffers are cold now.  fastbtree_check reads the index through one
+# BAS_BULKREAD ring (256 kB: 32 buffers) for the whole run, so checking an
+# index of about 300 pages leaves at most the ring's buffers of it behind.
+my $big_pages =
+  $node->safe_psql('postgres', "SELECT pg_relation_size('c_big_k') / $BLCKSZ");
+cmp_ok($big_pages, '>', 200, "c_big_k has $big_pages pages");
+is($node->safe_psql('postgres', "SELECT fastbtree_check('c_big_k')"),
+	'', 'c_big_k passes fastbtree_check');
+my $big_cached = $node->safe_psql(
+	'postgres', q{
+SELECT count(*) FROM pg_buffercache
+WHERE relfilenode = pg_relation_filenode('c_big_k')
+	AND reldatabase = (SELECT oid FROM pg_database WHERE datname = 'postgres')});
+cmp_ok($big_cached, '<=', 32,
+	"fastbtree_check used one buffer ring: $big_cached of $big_pages pages cached");
 
 # fastbtree_check($index) must fail with XX002 and this message and detail.
 sub check_fails
@@ -186,8 +377,44 @@ check_fails(
 	qr/Block 0, offset 0: metapage has unsupported version 99/,
 	'(d) metapage version');
 
+my ($lost, $lostleft) = ($child{3}, $child{2});
+check_fails(
+	'c_e_k',
+	qr/index "c_e_k" is corrupted/,
+	qr/Block $lost, offset 0: page has no downlink in level 1, and its left sibling $lostleft is not marked incomplete-split/,
+	'(e) lost downlink');
+my $root_f = $root{c_f_k};
+check_fails(
+	'c_f_k',
+	qr/index "c_f_k" is corrupted/,
+	qr/Block $root_f, offset 1: invalid pivot tuple attribute count word 0x1000/,
+	'(f) heap-TID flag on a short pivot');
+
 is($node->safe_psql('postgres', "SELECT fastbtree_check('c_ok_k', true)"),
 	'', 'the undamaged index still passes');
+is($node->safe_psql('postgres', "SELECT fastbtree_check('c_e2_k', true)"),
+	'', '(e) a missing downlink after an incomplete split passes');
+
+# (e) the page without a downlink is still reached through the right-link
+is( $node->safe_psql(
+		'postgres', q{
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SELECT count(*) FROM generate_series(1, 5000) g
+WHERE EXISTS (SELECT 1 FROM c_e WHERE k = g)}),
+	'5000',
+	'(e) every key is found through the index despite the lost downlink');
+
+# (f) the heap TIDs of the damaged pivots are not read: NULL
+is( $node->safe_psql(
+		'postgres', qq{
+SELECT itemoffset, pivot, natts, htid IS NULL
+FROM fastbtree_page_items('c_f_k', $root{c_f_k}) WHERE itemoffset <= 3
+ORDER BY itemoffset}),
+	"1|t|0|t\n2|t|1|t\n3|t|1|t",
+	'(f) fastbtree_page_items shows no heap TID for the damaged pivots');
 
 # Queries through the damaged indexes: an error or an answer, not a crash.
 my $force_index = q{
@@ -257,6 +484,41 @@ for my $index (qw(c_a_k c_b_k c_c_k c_d_k))
 		'5000|12502500',
 		"$index answers correctly after REINDEX");
 }
+
+# Item 3: each query must raise XX002 naming the index and the block, and
+# its backend must survive.  A crashed backend makes the postmaster restart
+# every session (restart_after_crash): wait for it before the next query.
+sub damaged_query_fails
+{
+	my ($name, $index, $blk, $sql) = @_;
+	my $logstart = -s $node->logfile;
+	my ($ret, $out, $err) = $node->psql(
+		'postgres', "\\set VERBOSITY verbose\n$force_ios $sql",
+		on_error_stop => 1,
+		timeout => $PostgreSQL::Test::Utils::timeout_default);
+	my ($errline) = $err =~ /(ERROR:[^\n]*)/;
+	my ($detail) = $err =~ /(DETAIL:[^\n]*)/;
+
+	diag("$name: psql exit $ret, " . ($errline // "no ERROR: $err")
+		  . ($detail ? " $detail" : ''));
+	like($errline // '', qr/^ERROR:  XX002: .*index "$index"/,
+		"$name: the query fails with XX002 naming index $index");
+	like(($errline // '') . ' ' . ($detail // ''), qr/\bblock $blk\b/i,
+		"$name: the error names block $blk");
+	ok($node->poll_query_until('postgres', 'SELECT 1', '1'),
+		"$name: the server accepts connections");
+	my $log = substr(slurp_file($node->logfile), $logstart);
+	unlike($log, qr/terminated by signal|TRAP:|PANIC/,
+		"$name: no backend crashed");
+	is($node->safe_psql('postgres', 'SELECT count(*) FROM c_ok WHERE k < 100'),
+		'99', "$name: a new session runs a query");
+}
+
+damaged_query_fails('(g) tuple size 8191, index-only scan',
+	'c_g_k', $leaf_g, $query_g);
+damaged_query_fails('(h) 1 GB varlena key', 'c_h_t', $leaf_h, $query_h);
+damaged_query_fails('(i) pd_lower = pd_upper on the root',
+	'c_i_k', $root{c_i_k}, $query_i);
 
 $node->stop;
 done_testing();
