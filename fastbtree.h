@@ -303,7 +303,7 @@ _fbt_getitem(Relation rel, Buffer buf, OffsetNumber offnum)
 	if (unlikely(offnum < FirstOffsetNumber ||
 				 offnum > PageGetMaxOffsetNumber(page)))
 		_fbt_corrupt_item(rel, buf, offnum,
-						  "the offset is past the line pointer array");
+						  "The offset is past the line pointer array");
 	iid = PageGetItemId(page, offnum);
 	if (unlikely(!_fbt_itemid_ok(page, iid)))
 		_fbt_corrupt_item(rel, buf, offnum, NULL);
@@ -381,6 +381,7 @@ typedef struct FbtScanInsertData
 	double		farg[INDEX_MAX_KEYS];	/* float arguments */
 	const char *targ[INDEX_MAX_KEYS];	/* "C" text argument bytes */
 	Size		targlen[INDEX_MAX_KEYS];
+	void	   *tcopy[INDEX_MAX_KEYS];	/* detoasted copy of it, or NULL */
 	SortSupport ssup[INDEX_MAX_KEYS];	/* FBT_CMP_SORTSUPPORT comparators */
 } FbtScanInsertData;
 
@@ -600,6 +601,7 @@ extern void fbtbuildempty(Relation index);
 
 /* fbtutils.c */
 extern FbtScanInsert _fbt_mkscankey(Relation rel, IndexTuple itup);
+extern void _fbt_freescankey(FbtScanInsert key);
 extern IndexTuple _fbt_truncate(Relation rel, IndexTuple lastleft,
 								IndexTuple firstright);
 extern IndexTuple _fbt_pivot_minus_infinity(IndexTuple itup);

@@ -250,7 +250,9 @@ _fbt_prepare_compare(Relation rel, FbtScanInsert key)
 
 /*
  * _fbt_prepare_compare_col() -- classify column i of an insertion scankey
- * (see _fbt_prepare_compare).
+ * (see _fbt_prepare_compare).  A "C" text argument that is compressed or
+ * out of line is detoasted once, in the current memory context, and kept
+ * in key->tcopy[i] for _fbt_freescankey().
  */
 void
 _fbt_prepare_compare_col(Relation rel, FbtScanInsert key, int i)
@@ -259,6 +261,7 @@ _fbt_prepare_compare_col(Relation rel, FbtScanInsert key, int i)
 	int			argwidth;
 
 	key->cmpkind[i] = FBT_CMP_FMGR;
+	key->tcopy[i] = NULL;
 	if (!fbt_fast_compare || (sk->sk_flags & SK_ISNULL))
 		return;
 	key->cmpkind[i] = _fbt_classify(sk->sk_func.fn_oid,
@@ -272,6 +275,9 @@ _fbt_prepare_compare_col(Relation rel, FbtScanInsert key, int i)
 
 		key->targ[i] = VARDATA_ANY(t);
 		key->targlen[i] = VARSIZE_ANY_EXHDR(t);
+		/* a compressed or out-of-line argument was copied; see tcopy */
+		if ((Pointer) t != DatumGetPointer(sk->sk_argument))
+			key->tcopy[i] = t;
 	}
 }
 
@@ -361,7 +367,7 @@ _fbt_check_value(Relation rel, Buffer buf, OffsetNumber offnum,
 		unlikely(!_fbt_value_ok(att->attlen, DatumGetPointer(datum),
 								(const char *) itup + IndexTupleSize(itup))))
 		_fbt_corrupt_item(rel, buf, offnum,
-						  "a key value extends past the end of its tuple");
+						  "A key value extends past the end of its tuple");
 }
 
 /*

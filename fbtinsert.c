@@ -174,7 +174,7 @@ fbtinsert(Relation rel, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		break;
 	}
 
-	pfree(key);
+	_fbt_freescankey(key);
 	pfree(itup);
 	return is_unique;
 }

@@ -342,7 +342,7 @@ _fbt_saveitem(IndexScanDesc scan, int itemIndex, OffsetNumber offnum,
 		/* items sharing storage could add up to more than a page */
 		if (so->currPos.nextTupleOffset + MAXALIGN(itupsz) > BLCKSZ)
 			_fbt_corrupt_item(scan->indexRelation, so->currPos.buf, offnum,
-							  "items overlap");
+							  "Items overlap");
 		item->tupleOffset = so->currPos.nextTupleOffset;
 		memcpy(so->currTuples + so->currPos.nextTupleOffset, itup, itupsz);
 		so->currPos.nextTupleOffset += MAXALIGN(itupsz);
@@ -372,7 +372,7 @@ _fbt_readitem(IndexScanDesc scan, Page page, OffsetNumber offnum)
 				 !_fbt_tuple_layout_ok(RelationGetDescr(rel), itup,
 									   FbtTupleGetNAtts(itup, rel))))
 		_fbt_corrupt_item(rel, so->currPos.buf, offnum,
-						  "an attribute extends past the end of its tuple");
+						  "An attribute extends past the end of its tuple");
 	return itup;
 }
 

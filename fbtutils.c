@@ -62,6 +62,23 @@ _fbt_mkscankey(Relation rel, IndexTuple itup)
 }
 
 /*
+ * _fbt_freescankey() -- free a key made by _fbt_mkscankey(), with the
+ * detoasted copies of its arguments.  Inserts free their key at once, so
+ * that a statement inserting many long compressed "C" text keys does not
+ * keep one copy per row until it ends.
+ */
+void
+_fbt_freescankey(FbtScanInsert key)
+{
+	int			i;
+
+	for (i = 0; i < key->keysz; i++)
+		if (key->tcopy[i] != NULL)
+			pfree(key->tcopy[i]);
+	pfree(key);
+}
+
+/*
  * _fbt_keep_natts() -- number of key attributes a pivot separating lastleft
  * from firstright must keep.
  *

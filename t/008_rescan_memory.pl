@@ -8,7 +8,7 @@
 # into the caller's memory context, every scan leaves one copy of the key
 # behind until the end of the statement.
 #
-# Two callers reach the index with keys of that kind:
+# Three callers reach the index with keys of that kind:
 #
 # (a) An exclusion constraint check.  check_exclusion_or_unique_constraint
 #	opens a scan on the constraint's index for every inserted row, keyed
@@ -23,6 +23,10 @@
 #	keys into memory it resets per rescan, so the key reaches the access
 #	method detoasted; this case guards the rescan path itself (a per-scan
 #	memory context created or grown at each rescan would show here).
+#
+# (c) An insert, whose search key is made from the new index tuple: a
+#	long "C" text key is compressed there, and the key holds a
+#	decompressed copy, which must be freed with the key.
 #
 # Memory is the backend's peak private resident size, read from
 # /proc/<pid>/status by the backend itself (pg_read_file as superuser; the
@@ -227,6 +231,53 @@ is($big_res, '500000,' . $node->safe_psql('postgres',
 		  WHERE k IN (SELECT v FROM src WHERE id <= 1000)}),
 	'half of the outer values match, each 1000 times');
 $node->safe_psql('postgres', q{SELECT fastbtree_check('inner_f_k', true)});
+
+#
+# (c) inserts whose "C" text key is compressed in the index tuple
+#
+# index_form_tuple compresses a value longer than TOAST_INDEX_TARGET, and
+# the insert's search key is made from that tuple, so its argument must be
+# decompressed for the memcmp comparison.  The copy must be freed with the
+# key: the statement below inserts 20000 rows into an index whose keys
+# are 4000 compressible bytes, 80 MB of copies if each stayed.
+$node->safe_psql(
+	'postgres', q{
+CREATE TABLE ins_f (k text COLLATE "C");
+CREATE INDEX ins_f_k ON ins_f USING fastbtree (k);
+CREATE TABLE ins_b (k text COLLATE "C");
+CREATE INDEX ins_b_k ON ins_b USING btree (k);
+});
+my $ins = q{
+INSERT INTO %s SELECT lpad(g::text, 10, '0') || repeat('x', 3990)
+FROM generate_series(%d, %d) g;
+};
+$t0 = time;
+$out = $node->safe_psql(
+	'postgres',
+	sprintf($ins, 'ins_f', 1, 1000) . "SELECT pm();\n"
+	  . sprintf($ins, 'ins_f', 1001, 21000) . "SELECT pm();\n");
+($warm, $big) = stage_numbers($out);
+diag(sprintf('inserts: peak private memory %d kB after 1000 rows, '
+	  . '%d kB after 20000 more (growth %d kB, bound %d kB), %d s',
+	$warm, $big, $big - $warm, $GROWTH_BOUND_KB, time - $t0));
+cmp_ok($big - $warm, '<', $GROWTH_BOUND_KB,
+	'inserts of compressed "C" text keys: memory does not grow with rows');
+is( $node->safe_psql(
+		'postgres', q{
+SELECT pg_column_size(k) < 1000 FROM
+  (SELECT k FROM ins_f LIMIT 1) s}),
+	't',
+	'the inserted keys are compressible (stored compressed)');
+$node->safe_psql('postgres',
+	sprintf($ins, 'ins_b', 1, 21000));
+my $probe = q{
+SET enable_seqscan = off; SET enable_bitmapscan = off;
+SELECT count(*), min(left(k, 10)), max(left(k, 10)) FROM %s
+WHERE k >= '0000000500' AND k < '0000020500'};
+is($node->safe_psql('postgres', sprintf($probe, 'ins_f')),
+	$node->safe_psql('postgres', sprintf($probe, 'ins_b')),
+	'a range scan over the inserted keys answers as the btree twin');
+$node->safe_psql('postgres', q{SELECT fastbtree_check('ins_f_k', true)});
 
 $node->stop;
 done_testing();
