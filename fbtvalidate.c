@@ -18,9 +18,11 @@
 #include "postgres.h"
 
 #include "access/amvalidate.h"
+#include "access/genam.h"
 #include "access/htup_details.h"
 #include "catalog/pg_amop.h"
 #include "catalog/pg_amproc.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_opclass.h"
 #include "catalog/pg_opfamily.h"
 #include "catalog/pg_type.h"
@@ -28,6 +30,9 @@
 #include "nodes/pg_list.h"
 #include "utils/builtins.h"
 #include "utils/catcache.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
 #include "utils/regproc.h"
 #include "utils/syscache.h"
 
@@ -327,4 +332,70 @@ fbt_all_strategies(void)
 	for (strategy = 1; strategy <= FBTMaxStrategyNumber; strategy++)
 		mask |= FBT_MEMBER_BIT(strategy);
 	return mask;
+}
+
+/* The operator class of key column col (0-based) of index */
+static Oid
+_fbt_index_opclass(Relation index, int col)
+{
+	Datum		indclass;
+	bool		isnull;
+
+	indclass = SysCacheGetAttr(INDEXRELID, index->rd_indextuple,
+							   Anum_pg_index_indclass, &isnull);
+	Assert(!isnull);
+	return ((oidvector *) DatumGetPointer(indclass))->values[col];
+}
+
+/*
+ * _fbt_check_index_collations() -- refuse to build an index whose key
+ * column compares bytewise under a nondeterministic collation.
+ *
+ * The pattern operator classes (text_pattern_ops, varchar_pattern_ops,
+ * bpchar_pattern_ops) order strings by their bytes, ignoring the collation,
+ * while their "=" operator (texteq, bpchareq) honours it: under a
+ * nondeterministic collation "abc" = "ABC" may hold although the two sort
+ * apart, so an index search for one misses the other.  PostgreSQL 15's
+ * index_create() refuses such columns only for btree's own opclass OIDs;
+ * this is the same rule for ours.  The test is semantic rather than by
+ * name, so it covers every operator class of ours (or a user's) whose
+ * comparison support procedure for its input type is one of core's two
+ * bytewise pattern comparisons.
+ *
+ * Called from fbtbuild(), which every path that fills an index goes
+ * through: CREATE INDEX [CONCURRENTLY], REINDEX, CLUSTER, VACUUM FULL,
+ * TRUNCATE and the index rebuilds of ALTER TABLE (SET TYPE, COLLATE).  An
+ * index is only ever used after one of them has built it.
+ *
+ * index: open, locked by the caller.  Errors: 0A000 (feature not
+ * supported) with btree's message, naming the operator class.
+ */
+void
+_fbt_check_index_collations(Relation index)
+{
+	int			nkeyatts = IndexRelationGetNumberOfKeyAttributes(index);
+	int			i;
+
+	for (i = 0; i < nkeyatts; i++)
+	{
+		Oid			collation = index->rd_indcollation[i];
+		RegProcedure cmpproc;
+		Oid			opclass;
+		HeapTuple	classtup;
+
+		if (!OidIsValid(collation) || get_collation_isdeterministic(collation))
+			continue;
+		cmpproc = index_getprocid(index, i + 1, FBTORDER_PROC);
+		if (cmpproc != F_BTTEXT_PATTERN_CMP && cmpproc != F_BTBPCHAR_PATTERN_CMP)
+			continue;
+
+		opclass = _fbt_index_opclass(index, i);
+		classtup = SearchSysCache1(CLAOID, ObjectIdGetDatum(opclass));
+		if (!HeapTupleIsValid(classtup))
+			elog(ERROR, "cache lookup failed for operator class %u", opclass);
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("nondeterministic collations are not supported for operator class \"%s\"",
+						NameStr(((Form_pg_opclass) GETSTRUCT(classtup))->opcname))));
+	}
 }
