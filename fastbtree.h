@@ -549,6 +549,8 @@ extern IndexBulkDeleteResult *fbtvacuumcleanup(IndexVacuumInfo *info,
 
 /* fbtvalidate.c */
 extern bool fbtvalidate(Oid opclassoid);
+extern void fbtadjustmembers(Oid opfamilyoid, Oid opclassoid,
+							 List *operators, List *functions);
 extern void _fbt_check_index_collations(Relation index);
 
 #endif							/* FASTBTREE_H */

@@ -1,7 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * fbtvalidate.c
- *	  Operator class validator (amvalidate) for fastbtree.
+ *	  Operator class checks for fastbtree: the validator (amvalidate), the
+ *	  signature checks of new members (amadjustmembers), and the build-time
+ *	  refusal of bytewise classes under nondeterministic collations.
  *
  * fastbtree's operator families follow btree's rules: strategies 1..5 are
  * <, <=, =, >=, > (search operators only, never ORDER BY), and the support
@@ -17,6 +19,7 @@
  */
 #include "postgres.h"
 
+#include "access/amapi.h"
 #include "access/amvalidate.h"
 #include "access/genam.h"
 #include "access/htup_details.h"
@@ -25,6 +28,7 @@
 #include "catalog/pg_index.h"
 #include "catalog/pg_opclass.h"
 #include "catalog/pg_opfamily.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "nodes/execnodes.h"	/* IndexInfo, for fastbtree.h */
 #include "nodes/pg_list.h"
@@ -397,5 +401,105 @@ _fbt_check_index_collations(Relation index)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("nondeterministic collations are not supported for operator class \"%s\"",
 						NameStr(((Form_pg_opclass) GETSTRUCT(classtup))->opcname))));
+	}
+}
+
+/*
+ * fbtadjustmembers
+ *		amadjustmembers callback: refuse, at CREATE OPERATOR CLASS and ALTER
+ *		OPERATOR FAMILY ... ADD, support functions whose signature cannot
+ *		serve their support number.
+ *
+ * PostgreSQL 15's opclasscmds.c checks the signatures of support
+ * functions only for btree and hash (by their AM OIDs); for any other
+ * access method it leaves that to amvalidate, which nothing calls before
+ * an index is built.  A fastbtree class whose FUNCTION 1 returns bool
+ * (say) would then be accepted and its index built and searched by
+ * reading a bool as a three-way comparison: wrong rows where btree
+ * refuses the class.  This applies btree's rules with btree's messages
+ * (the access method's name changed) and SQLSTATE (42P17), before any
+ * member is stored.  The optional options procedure (5) is checked by
+ * core for every AM.  Dependencies are left as core sets them.
+ *
+ * Raises ERROR on the first bad member; takes no locks beyond the catalog
+ * cache's own.
+ */
+void
+fbtadjustmembers(Oid opfamilyoid, Oid opclassoid, List *operators,
+				 List *functions)
+{
+	ListCell   *lc;
+
+	foreach(lc, functions)
+	{
+		OpFamilyMember *member = (OpFamilyMember *) lfirst(lc);
+		HeapTuple	proctup;
+		Form_pg_proc procform;
+
+		proctup = SearchSysCache1(PROCOID, ObjectIdGetDatum(member->object));
+		if (!HeapTupleIsValid(proctup))
+			elog(ERROR, "cache lookup failed for function %u", member->object);
+		procform = (Form_pg_proc) GETSTRUCT(proctup);
+
+		switch (member->number)
+		{
+			case FBTORDER_PROC:
+				if (procform->pronargs != 2)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+							 errmsg("%s comparison functions must have two arguments",
+									fbt_amname)));
+				if (procform->prorettype != INT4OID)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+							 errmsg("%s comparison functions must return integer",
+									fbt_amname)));
+				break;
+			case FBTSORTSUPPORT_PROC:
+				if (procform->pronargs != 1 ||
+					procform->proargtypes.values[0] != INTERNALOID)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+							 errmsg("%s sort support functions must accept type \"internal\"",
+									fbt_amname)));
+				if (procform->prorettype != VOIDOID)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+							 errmsg("%s sort support functions must return void",
+									fbt_amname)));
+				break;
+			case FBTINRANGE_PROC:
+				if (procform->pronargs != 5)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+							 errmsg("%s in_range functions must have five arguments",
+									fbt_amname)));
+				if (procform->prorettype != BOOLOID)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+							 errmsg("%s in_range functions must return boolean",
+									fbt_amname)));
+				break;
+			case FBTEQUALIMAGE_PROC:
+				if (procform->pronargs != 1)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+							 errmsg("%s equal image functions must have one argument",
+									fbt_amname)));
+				if (procform->prorettype != BOOLOID)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+							 errmsg("%s equal image functions must return boolean",
+									fbt_amname)));
+				if (member->lefttype != member->righttype)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+							 errmsg("%s equal image functions must not be cross-type",
+									fbt_amname)));
+				break;
+			default:
+				break;
+		}
+		ReleaseSysCache(proctup);
 	}
 }

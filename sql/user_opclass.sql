@@ -12,6 +12,7 @@ CREATE SCHEMA fbt_user_opclass;
 SET search_path = fbt_user_opclass, public;
 SET jit = off;
 SET max_parallel_workers_per_gather = 0;
+\i sql/include/both_ams.sql
 
 -- New operators over int4.  Their functions are built-in C functions, so
 -- the planner cannot inline them into plain int4 comparisons.
@@ -64,6 +65,18 @@ SELECT count(*) AS in_btree_families FROM pg_amop
 WHERE amopmethod = (SELECT oid FROM pg_am WHERE amname = 'btree')
 	AND amopopr IN (SELECT oid FROM pg_operator
 					WHERE oprnamespace = 'fbt_user_opclass'::regnamespace);
+
+-- Support functions whose signature cannot serve their number are refused
+-- when the class or family is defined, as btree refuses them (PostgreSQL
+-- checks signatures itself only for btree and hash).
+SELECT * FROM both_ams('CREATE OPERATOR CLASS bad1_@ FOR TYPE int4 USING @ AS OPERATOR 1 <, FUNCTION 1 int4lt(int4, int4)');
+SELECT * FROM both_ams('CREATE OPERATOR CLASS bad2_@ FOR TYPE int4 USING @ AS OPERATOR 1 <, FUNCTION 1 int4abs(int4)');
+SELECT * FROM both_ams('CREATE OPERATOR CLASS bad3_@ FOR TYPE int4 USING @ AS OPERATOR 1 <, FUNCTION 1 btint4cmp(int4, int4), FUNCTION 2 btint4cmp(int4, int4)');
+SELECT * FROM both_ams('CREATE OPERATOR CLASS bad4_@ FOR TYPE int4 USING @ AS OPERATOR 1 <, FUNCTION 1 btint4cmp(int4, int4), FUNCTION 3 int4lt(int4, int4)');
+SELECT * FROM both_ams('CREATE OPERATOR CLASS bad5_@ FOR TYPE int4 USING @ AS OPERATOR 1 <, FUNCTION 1 btint4cmp(int4, int4), FUNCTION 4 int4abs(int4)');
+SELECT * FROM both_ams('CREATE OPERATOR FAMILY fam_@ USING @; ALTER OPERATOR FAMILY fam_@ USING @ ADD FUNCTION 1 (int4, int8) int48lt(int4, int8)');
+SELECT * FROM both_ams('CREATE OPERATOR FAMILY fam_@ USING @; ALTER OPERATOR FAMILY fam_@ USING @ ADD FUNCTION 4 (int4, int8) btequalimage(oid)');
+SELECT * FROM both_ams('CREATE OPERATOR FAMILY fam_@ USING @; ALTER OPERATOR FAMILY fam_@ USING @ ADD FUNCTION 1 (int4, int8) btint48cmp(int4, int8)');
 
 -- One table per index, so that each query has one index to use: 2003
 -- distinct values in scattered heap order, and two NULLs.
