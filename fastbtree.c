@@ -197,7 +197,7 @@ fbthandler(PG_FUNCTION_ARGS)
 	amroutine->amproperty = fbtproperty;
 	amroutine->ambuildphasename = fbtbuildphasename;
 	amroutine->amvalidate = fbtvalidate;
-	amroutine->amadjustmembers = NULL;
+	amroutine->amadjustmembers = fbtadjustmembers;
 	amroutine->ambeginscan = fbtbeginscan;
 	amroutine->amrescan = fbtrescan;
 	amroutine->amgettuple = fbtgettuple;

@@ -607,6 +607,8 @@ extern IndexTuple _fbt_truncate(Relation rel, IndexTuple lastleft,
 extern IndexTuple _fbt_pivot_minus_infinity(IndexTuple itup);
 extern int	_fbt_keep_natts(Relation rel, IndexTuple lastleft,
 							IndexTuple firstright);
+extern void _fbt_prepare_sortsupport_col(Relation rel, int col,
+										 SortSupport ssup);
 extern void _fbt_preprocess_keys(IndexScanDesc scan);
 extern bool _fbt_start_array_keys(IndexScanDesc scan, ScanDirection dir);
 extern bool _fbt_advance_array_keys(IndexScanDesc scan, ScanDirection dir);
@@ -625,5 +627,8 @@ extern IndexBulkDeleteResult *fbtvacuumcleanup(IndexVacuumInfo *info,
 
 /* fbtvalidate.c */
 extern bool fbtvalidate(Oid opclassoid);
+extern void fbtadjustmembers(Oid opfamilyoid, Oid opclassoid,
+							 List *operators, List *functions);
+extern void _fbt_check_index_collations(Relation index);
 
 #endif							/* FASTBTREE_H */

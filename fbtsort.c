@@ -1,18 +1,24 @@
 /*-------------------------------------------------------------------------
  *
  * fbtsort.c
- *	  Index build for fastbtree: sort the heap's entries with a general
- *	  tuplesort, then load the tree bottom-up, left to right.
+ *	  Index build for fastbtree: sort the heap's entries with tuplesort,
+ *	  then load the tree bottom-up, left to right.
  *
- * PostgreSQL 15's btree-flavoured tuplesort refuses other access methods,
- * so entries are sorted as virtual tuples of (index attributes..., heap
- * TID, alive) ordered by each key column's opclass ordering operator ("<",
- * or ">" for DESC columns) with the column's collation and NULLS ordering,
- * and finally by heap TID: exactly the index order.  Leaves are filled to
- * the fillfactor, internal pages to FBT_NONLEAF_FILLFACTOR; each finished
- * page gets a suffix-truncated high key and a downlink one level up, as in
- * nbtsort.c (nbtree README, "Notes about bulk loading").  Every page is
- * written through generic WAL as a full image.
+ * Entries are sorted by tuplesort's index-tuple sort, in the order of the
+ * index's own operator families: each key column by its sortsupport
+ * procedure (support proc 2) or, failing that, its three-way comparison
+ * (support proc 1), with the column's collation, DESC and NULLS ordering,
+ * and finally by heap TID -- exactly the order the tree is searched in,
+ * for every operator class amvalidate accepts, including classes whose
+ * operators belong to no btree family (see _fbt_build_sortrel for how
+ * tuplesort is made to accept a non-btree index).  As in nbtsort.c, a
+ * unique build sorts live entries in one tuplesort, which raises btree's
+ * own duplicate-key error, and dead ones in a second; the load merges the
+ * two.  Leaves are filled to the fillfactor, internal pages to
+ * FBT_NONLEAF_FILLFACTOR; each finished page gets a suffix-truncated high
+ * key and a downlink one level up, as in nbtsort.c (nbtree README, "Notes
+ * about bulk loading").  Every page is written through generic WAL as a
+ * full image.
  *
  *-------------------------------------------------------------------------
  */
@@ -21,10 +27,8 @@
 #include "access/relscan.h"
 #include "access/tableam.h"
 #include "catalog/index.h"
-#include "catalog/pg_operator.h"
-#include "catalog/pg_type.h"
+#include "catalog/pg_am.h"
 #include "commands/progress.h"
-#include "executor/tuptable.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/smgr.h"
@@ -48,14 +52,12 @@ typedef struct FbtBuildState
 {
 	Relation	heap;
 	Relation	index;
-	int			natts;			/* index attributes, key and INCLUDE */
+	Relation	sortrel;		/* index as tuplesort sees it */
 	int			nkeyatts;
-	bool		isunique;
-	bool		nullsnotdistinct;
-	Tuplesortstate *sort;
-	TupleTableSlot *slot;
-	double		indtuples;		/* entries fed to the sort */
-	IndexTuple	lastalive;		/* previous live entry, unique builds */
+	Tuplesortstate *spool;		/* live entries; unique-checked if unique */
+	Tuplesortstate *spool2;		/* dead entries of a unique build, or NULL */
+	SortSupport mergekeys;		/* per key column, to merge the two spools */
+	double		indtuples;		/* entries fed to the sorts */
 	FbtLevelState *leaf;
 } FbtBuildState;
 
@@ -274,64 +276,123 @@ _fbt_build_finish(FbtBuildState *bs, Buffer metabuf)
 	UnlockReleaseBuffer(metabuf);
 }
 
-/* table_index_build_scan() callback: feed one entry to the sort */
+/*
+ * _fbt_build_sortrel() -- the relation tuplesort is given as the index.
+ *
+ * PostgreSQL 15's tuplesort has exactly one sort of index tuples by an
+ * index's support procedures, tuplesort_begin_index_btree(): it prepares
+ * each column's comparator with PrepareSortSupportFromIndexRel(), which takes
+ * the sortsupport procedure (support proc 2) of the column's operator family
+ * and falls back to a shim over proc 1 -- exactly the order we want, since
+ * our support procedures are numbered as btree's -- but first refuses any
+ * relation whose relam is not btree's.  The other entry points cannot do it:
+ * tuplesort_begin_heap() and _datum() want btree ordering operators (what
+ * made CREATE INDEX fail for operator classes of operators that belong to
+ * no btree family), _cluster() checks relam the same way, and _index_gist()
+ * wants GiST's support proc 11.
+ *
+ * So tuplesort gets a read-only alias of the index: a shallow copy of its
+ * relcache entry with a private pg_class form whose relam is btree's.  What
+ * tuplesort reads through it (the tuple descriptor, rd_index, rd_opfamily,
+ * rd_opcintype, rd_indoption, rd_indcollation, and proc 1 through
+ * index_getprocinfo()) is the real entry's index support data, which stays
+ * where it is for the whole build: the index is open (its reference count
+ * keeps the entry) and locked, and relcache invalidation of an open index
+ * reloads it in place (RelationReloadIndexInfo) without freeing that data.
+ * Copying the pg_class form, rather than setting relam in the real entry
+ * around the tuplesort_begin_index_btree() call, keeps the alias immune to
+ * such a reload, which any catalog access in between could trigger.  Proc
+ * 1 of every key column is looked up (and opclass options read) on the real
+ * entry first, so tuplesort's lookups through the alias only read shared
+ * caches.  The alias has no storage manager handle and no AM cache; it is
+ * never opened, locked, reference-counted, or used for I/O, and is freed by
+ * fbtbuild() after tuplesort_end().
+ */
+static Relation
+_fbt_build_sortrel(Relation index)
+{
+	int			nkeyatts = IndexRelationGetNumberOfKeyAttributes(index);
+	Relation	sortrel;
+	int			i;
+
+	for (i = 0; i < nkeyatts; i++)
+		(void) index_getprocinfo(index, i + 1, FBTORDER_PROC);
+
+	sortrel = (Relation) palloc(sizeof(RelationData));
+	memcpy(sortrel, index, sizeof(RelationData));
+	sortrel->rd_rel = (Form_pg_class) palloc(CLASS_TUPLE_SIZE);
+	memcpy(sortrel->rd_rel, index->rd_rel, CLASS_TUPLE_SIZE);
+	sortrel->rd_rel->relam = BTREE_AM_OID;
+	sortrel->rd_smgr = NULL;
+	sortrel->rd_amcache = NULL;
+	return sortrel;
+}
+
+/* table_index_build_scan() callback: feed one entry to a sort */
 static void
 _fbt_build_callback(Relation index, ItemPointer tid, Datum *values,
 					bool *isnull, bool tupleIsAlive, void *state)
 {
 	FbtBuildState *bs = (FbtBuildState *) state;
-	TupleTableSlot *slot = bs->slot;
-	int			i;
 
-	ExecClearTuple(slot);
-	for (i = 0; i < bs->natts; i++)
-	{
-		slot->tts_values[i] = values[i];
-		slot->tts_isnull[i] = isnull[i];
-	}
-	slot->tts_values[bs->natts] = PointerGetDatum(tid);
-	slot->tts_isnull[bs->natts] = false;
-	slot->tts_values[bs->natts + 1] = BoolGetDatum(tupleIsAlive);
-	slot->tts_isnull[bs->natts + 1] = false;
-	ExecStoreVirtualTuple(slot);
-	tuplesort_puttupleslot(bs->sort, slot);
+	/* dead entries are exempt from the unique check, as in btree */
+	if (tupleIsAlive || bs->spool2 == NULL)
+		tuplesort_putindextuplevalues(bs->spool, index, tid, values, isnull);
+	else
+		tuplesort_putindextuplevalues(bs->spool2, index, tid, values, isnull);
 	bs->indtuples += 1;
 }
 
-/* Unique builds: a live entry equal to the previous live one is an error */
-static void
-_fbt_build_check_unique(FbtBuildState *bs, IndexTuple itup)
+/*
+ * Order of two entries from different spools, in index order: the key
+ * columns through the index's own comparators (the ones tuplesort sorted
+ * each spool with), then the heap TID.
+ */
+static int
+_fbt_build_cmp(FbtBuildState *bs, IndexTuple a, IndexTuple b)
 {
-	if (bs->lastalive != NULL &&
-		_fbt_keep_natts(bs->index, bs->lastalive, itup) > bs->nkeyatts)
+	TupleDesc	desc = RelationGetDescr(bs->index);
+	int			i;
+
+	for (i = 0; i < bs->nkeyatts; i++)
 	{
-		TupleDesc	desc = RelationGetDescr(bs->index);
-		Datum		values[INDEX_MAX_KEYS];
-		bool		isnull[INDEX_MAX_KEYS];
-		bool		anynull = false;
-		int			i;
+		Datum		va,
+					vb;
+		bool		na,
+					nb;
+		int			r;
 
-		index_deform_tuple(itup, desc, values, isnull);
-		for (i = 0; i < bs->nkeyatts; i++)
-			anynull |= isnull[i];
-		if (!anynull || bs->nullsnotdistinct)
-		{
-			char	   *key_desc = BuildIndexValueDescription(bs->index,
-															  values, isnull);
-
-			ereport(ERROR,
-					(errcode(ERRCODE_UNIQUE_VIOLATION),
-					 errmsg("could not create unique index \"%s\"",
-							RelationGetRelationName(bs->index)),
-					 key_desc ? errdetail("Key %s is duplicated.", key_desc) :
-					 errdetail("Duplicate keys exist."),
-					 errtableconstraint(bs->heap,
-										RelationGetRelationName(bs->index))));
-		}
+		va = index_getattr(a, i + 1, desc, &na);
+		vb = index_getattr(b, i + 1, desc, &nb);
+		r = ApplySortComparator(va, na, vb, nb, &bs->mergekeys[i]);
+		if (r != 0)
+			return r;
 	}
-	if (bs->lastalive != NULL)
-		pfree(bs->lastalive);
-	bs->lastalive = CopyIndexTuple(itup);
+	return ItemPointerCompare(&a->t_tid, &b->t_tid);
+}
+
+/* Comparators to merge the spools of a unique build, as tuplesort's */
+static SortSupport
+_fbt_build_mergekeys(Relation index)
+{
+	int			nkeyatts = IndexRelationGetNumberOfKeyAttributes(index);
+	SortSupport keys = palloc0(sizeof(SortSupportData) * nkeyatts);
+	int			i;
+
+	for (i = 0; i < nkeyatts; i++)
+	{
+		SortSupport ssup = &keys[i];
+
+		ssup->ssup_cxt = CurrentMemoryContext;
+		ssup->ssup_collation = index->rd_indcollation[i];
+		ssup->ssup_nulls_first =
+			(index->rd_indoption[i] & INDOPTION_NULLS_FIRST) != 0;
+		ssup->ssup_reverse = (index->rd_indoption[i] & INDOPTION_DESC) != 0;
+		ssup->ssup_attno = i + 1;
+		ssup->abbreviate = false;
+		_fbt_prepare_sortsupport_col(index, i, ssup);
+	}
+	return keys;
 }
 
 /*
@@ -341,31 +402,28 @@ _fbt_build_check_unique(FbtBuildState *bs, IndexTuple itup)
  * pg_stat_progress_create_index), sorts, loads, and writes the metapage in
  * block 0.  Holds no buffer locks while scanning or sorting, so the build
  * can be cancelled.  Returns heap and index tuple counts.  Errors: 23505
- * "could not create unique index" as btree's, 54000 for an oversized row.
- * For a unique index, a NOTICE says that INSERT ... ON CONFLICT cannot use
- * it (PostgreSQL 15 accepts only btree indexes as arbiters).
+ * "could not create unique index" (raised by tuplesort, as for btree), 54000
+ * for an oversized row, 0A000 for a pattern operator class under a
+ * nondeterministic collation (_fbt_check_index_collations).  For a unique
+ * index, a NOTICE says that INSERT ... ON CONFLICT cannot use it
+ * (PostgreSQL 15 accepts only btree indexes as arbiters).
  */
 IndexBuildResult *
 fbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 {
 	IndexBuildResult *result;
 	FbtBuildState bs;
-	TupleDesc	idesc = RelationGetDescr(index);
-	TupleDesc	sortdesc;
-	int			natts = IndexRelationGetNumberOfAttributes(index);
-	int			nkeyatts = IndexRelationGetNumberOfKeyAttributes(index);
-	AttrNumber	attNums[INDEX_MAX_KEYS + 1];
-	Oid			sortOps[INDEX_MAX_KEYS + 1];
-	Oid			sortColls[INDEX_MAX_KEYS + 1];
-	bool		nullsFirst[INDEX_MAX_KEYS + 1];
 	Buffer		metabuf;
 	double		reltuples;
 	double		loaded = 0;
-	int			i;
+	IndexTuple	itup;
+	IndexTuple	itup2 = NULL;
 
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data",
 			 RelationGetRelationName(index));
+
+	_fbt_check_index_collations(index);
 
 	if (indexInfo->ii_Unique &&
 		(index->rd_createSubid != InvalidSubTransactionId ||
@@ -379,10 +437,7 @@ fbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	memset(&bs, 0, sizeof(bs));
 	bs.heap = heap;
 	bs.index = index;
-	bs.natts = natts;
-	bs.nkeyatts = nkeyatts;
-	bs.isunique = indexInfo->ii_Unique;
-	bs.nullsnotdistinct = indexInfo->ii_NullsNotDistinct;
+	bs.nkeyatts = IndexRelationGetNumberOfKeyAttributes(index);
 
 	/* block 0: the metapage, written last */
 	metabuf = _fbt_allocbuf(index);
@@ -391,49 +446,33 @@ fbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 			 BufferGetBlockNumber(metabuf), RelationGetRelationName(index));
 	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
 
-	/* sort tuples: index attributes, heap TID, alive */
-	sortdesc = CreateTemplateTupleDesc(natts + 2);
-	for (i = 0; i < natts; i++)
-		TupleDescCopyEntry(sortdesc, i + 1, idesc, i + 1);
-	TupleDescInitEntry(sortdesc, natts + 1, "htid", TIDOID, -1, 0);
-	TupleDescInitEntry(sortdesc, natts + 2, "alive", BOOLOID, -1, 0);
-
-	for (i = 0; i < nkeyatts; i++)
+	/*
+	 * The spools, sized as btree's: the live one may use all of
+	 * maintenance_work_mem; the dead one, expected to be small, work_mem.
+	 */
+	bs.sortrel = _fbt_build_sortrel(index);
+	bs.spool = tuplesort_begin_index_btree(heap, bs.sortrel,
+										   indexInfo->ii_Unique,
+										   indexInfo->ii_NullsNotDistinct,
+										   maintenance_work_mem, NULL,
+										   TUPLESORT_NONE);
+	if (indexInfo->ii_Unique)
 	{
-		bool		desc = (index->rd_indoption[i] & INDOPTION_DESC) != 0;
-
-		attNums[i] = i + 1;
-		sortOps[i] = get_opfamily_member(index->rd_opfamily[i],
-										 index->rd_opcintype[i],
-										 index->rd_opcintype[i],
-										 desc ? BTGreaterStrategyNumber :
-										 BTLessStrategyNumber);
-		if (!OidIsValid(sortOps[i]))
-			elog(ERROR, "missing operator %d(%u,%u) in opfamily %u",
-				 desc ? BTGreaterStrategyNumber : BTLessStrategyNumber,
-				 index->rd_opcintype[i], index->rd_opcintype[i],
-				 index->rd_opfamily[i]);
-		sortColls[i] = index->rd_indcollation[i];
-		nullsFirst[i] = (index->rd_indoption[i] & INDOPTION_NULLS_FIRST) != 0;
+		bs.spool2 = tuplesort_begin_index_btree(heap, bs.sortrel, false,
+												false, work_mem, NULL,
+												TUPLESORT_NONE);
+		bs.mergekeys = _fbt_build_mergekeys(index);
 	}
-	attNums[nkeyatts] = natts + 1;
-	sortOps[nkeyatts] = TIDLessOperator;
-	sortColls[nkeyatts] = InvalidOid;
-	nullsFirst[nkeyatts] = false;
 
-	bs.sort = tuplesort_begin_heap(sortdesc, nkeyatts + 1, attNums, sortOps,
-								   sortColls, nullsFirst,
-								   maintenance_work_mem, NULL, TUPLESORT_NONE);
-	/* the scan callback fills a virtual slot; the sort returns minimal ones */
-	bs.slot = MakeSingleTupleTableSlot(sortdesc, &TTSOpsVirtual);
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE,
 								 FBT_PHASE_TABLESCAN);
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 									   _fbt_build_callback, &bs, NULL);
-	ExecDropSingleTupleTableSlot(bs.slot);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, FBT_PHASE_SORT);
-	tuplesort_performsort(bs.sort);
+	tuplesort_performsort(bs.spool);
+	if (bs.spool2 != NULL)
+		tuplesort_performsort(bs.spool2);
 
 	{
 		const int	progress_index[] = {PROGRESS_CREATEIDX_SUBPHASE,
@@ -444,29 +483,34 @@ fbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		pgstat_progress_update_multi_param(3, progress_index, progress_vals);
 	}
 
-	bs.slot = MakeSingleTupleTableSlot(sortdesc, &TTSOpsMinimalTuple);
-	while (tuplesort_gettupleslot(bs.sort, true, false, bs.slot, NULL))
+	/*
+	 * Load in index order, merging the dead entries of a unique build in.
+	 * A tuple returned by tuplesort_getindextuple() stays valid until the
+	 * next fetch from the same sort, so the head of the spool not taken
+	 * from survives.
+	 */
+	itup = tuplesort_getindextuple(bs.spool, true);
+	if (bs.spool2 != NULL)
+		itup2 = tuplesort_getindextuple(bs.spool2, true);
+	while (itup != NULL || itup2 != NULL)
 	{
-		Datum	   *values;
-		bool	   *isnull;
-		IndexTuple	itup;
+		bool		fromfirst;
+		IndexTuple	next;
 
 		CHECK_FOR_INTERRUPTS();
-		slot_getallattrs(bs.slot);
-		values = bs.slot->tts_values;
-		isnull = bs.slot->tts_isnull;
+		fromfirst = itup2 == NULL ||
+			(itup != NULL && _fbt_build_cmp(&bs, itup, itup2) <= 0);
+		next = fromfirst ? itup : itup2;
 
-		itup = index_form_tuple(idesc, values, isnull);
-		itup->t_tid = *((ItemPointer) DatumGetPointer(values[natts]));
-		_fbt_check_item_size(index, heap, itup);
-
-		if (bs.isunique && DatumGetBool(values[natts + 1]))
-			_fbt_build_check_unique(&bs, itup);
-
+		_fbt_check_item_size(index, heap, next);
 		if (bs.leaf == NULL)
 			bs.leaf = _fbt_build_newlevel(&bs, 0);
-		_fbt_buildadd(&bs, bs.leaf, itup);
-		pfree(itup);
+		_fbt_buildadd(&bs, bs.leaf, next);
+
+		if (fromfirst)
+			itup = tuplesort_getindextuple(bs.spool, true);
+		else
+			itup2 = tuplesort_getindextuple(bs.spool2, true);
 
 		if (((int64) ++loaded % 1024) == 0)
 			pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
@@ -474,8 +518,11 @@ fbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	}
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
 								 (int64) loaded);
-	ExecDropSingleTupleTableSlot(bs.slot);
-	tuplesort_end(bs.sort);
+	tuplesort_end(bs.spool);
+	if (bs.spool2 != NULL)
+		tuplesort_end(bs.spool2);
+	pfree(bs.sortrel->rd_rel);
+	pfree(bs.sortrel);
 
 	_fbt_build_finish(&bs, metabuf);
 

@@ -229,11 +229,53 @@ _fbt_classify_scankey(IndexScanDesc scan, int i)
 }
 
 /*
- * Key i positions the scan through the type's SortSupport comparator when
+ * _fbt_prepare_sortsupport_col() -- fill ssup with the SortSupport
+ * comparator of index column col (0-based), from the index's own operator
+ * family.
+ *
+ * The caller zeroes ssup and sets ssup_cxt, ssup_collation,
+ * ssup_nulls_first, ssup_reverse and abbreviate first, as core's
+ * PrepareSortSupport* functions expect.  Uses the family's sortsupport
+ * procedure (support proc 2) for the column's opclass input type when there
+ * is one and it provides a comparator; otherwise wraps support proc 1, the
+ * three-way comparison, in core's comparison shim.  Both come from the
+ * index's relcache entry (rd_support), so no catalog lookup, and above all
+ * no btree "<" operator, is involved: the order used is by construction the
+ * order the tree is built and searched in, for any operator class that
+ * amvalidate accepts.  (PrepareSortSupportFromOrderingOp would demand that
+ * the family's "<" be a btree ordering operator, which an operator class of
+ * our own, built from operators of no btree family, does not have.)
+ *
+ * No locks or pins.  Errors: a missing support proc 1 (cannot happen for a
+ * valid index); whatever the sortsupport procedure raises.
+ */
+void
+_fbt_prepare_sortsupport_col(Relation rel, int col, SortSupport ssup)
+{
+	RegProcedure sortproc;
+
+	sortproc = index_getprocid(rel, col + 1, FBTSORTSUPPORT_PROC);
+	if (RegProcedureIsValid(sortproc))
+		OidFunctionCall1(sortproc, PointerGetDatum(ssup));
+
+	/* a sortsupport procedure may decline, e.g. for some collations */
+	if (ssup->comparator == NULL)
+	{
+		RegProcedure cmpproc = index_getprocid(rel, col + 1, FBTORDER_PROC);
+
+		if (!RegProcedureIsValid(cmpproc))
+			elog(ERROR, "missing support function %d for attribute %d of index \"%s\"",
+				 FBTORDER_PROC, col + 1, RelationGetRelationName(rel));
+		PrepareSortSupportComparisonShim(cmpproc, ssup);
+	}
+}
+
+/*
+ * Key i positions the scan through the column's SortSupport comparator when
  * it has no machine comparison and compares the column's own type (no
  * cross-type quals): resolved once per full preprocessing, not per probe.
- * The comparator uses the opfamily's "<" operator for the type, in the
- * key's collation.
+ * The comparator is the index operator family's own (see
+ * _fbt_prepare_sortsupport_col), in the key's collation.
  */
 static void
 _fbt_prepare_sortsupport(IndexScanDesc scan, int i)
@@ -242,7 +284,6 @@ _fbt_prepare_sortsupport(IndexScanDesc scan, int i)
 	Relation	rel = scan->indexRelation;
 	ScanKey		key = &so->keyData[i];
 	int			col = key->sk_attno - 1;
-	Oid			ltop;
 	SortSupport ssup = &so->keySortSupport[i];
 
 	so->keyHasSortSupport[i] = false;
@@ -250,10 +291,6 @@ _fbt_prepare_sortsupport(IndexScanDesc scan, int i)
 		(key->sk_flags & (SK_ISNULL | SK_SEARCHNULL | SK_SEARCHNOTNULL)) ||
 		(OidIsValid(key->sk_subtype) &&
 		 key->sk_subtype != rel->rd_opcintype[col]))
-		return;
-	ltop = get_opfamily_member(rel->rd_opfamily[col], rel->rd_opcintype[col],
-							   rel->rd_opcintype[col], BTLessStrategyNumber);
-	if (!OidIsValid(ltop))
 		return;
 	if (so->sortContext == NULL)
 		so->sortContext = AllocSetContextCreate(GetMemoryChunkContext(so),
@@ -263,8 +300,9 @@ _fbt_prepare_sortsupport(IndexScanDesc scan, int i)
 	ssup->ssup_cxt = so->sortContext;
 	ssup->ssup_collation = key->sk_collation;
 	ssup->ssup_nulls_first = false;
+	ssup->ssup_reverse = false;
 	ssup->abbreviate = false;
-	PrepareSortSupportFromOrderingOp(ltop, ssup);
+	_fbt_prepare_sortsupport_col(rel, col, ssup);
 	so->keyHasSortSupport[i] = true;
 }
 

@@ -1,7 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * fbtvalidate.c
- *	  Operator class validator (amvalidate) for fastbtree.
+ *	  Operator class checks for fastbtree: the validator (amvalidate), the
+ *	  signature checks of new members (amadjustmembers), and the build-time
+ *	  refusal of bytewise classes under nondeterministic collations.
  *
  * fastbtree's operator families follow btree's rules: strategies 1..5 are
  * <, <=, =, >=, > (search operators only, never ORDER BY), and the support
@@ -17,17 +19,24 @@
  */
 #include "postgres.h"
 
+#include "access/amapi.h"
 #include "access/amvalidate.h"
+#include "access/genam.h"
 #include "access/htup_details.h"
 #include "catalog/pg_amop.h"
 #include "catalog/pg_amproc.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_opclass.h"
 #include "catalog/pg_opfamily.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "nodes/execnodes.h"	/* IndexInfo, for fastbtree.h */
 #include "nodes/pg_list.h"
 #include "utils/builtins.h"
 #include "utils/catcache.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
 #include "utils/regproc.h"
 #include "utils/syscache.h"
 
@@ -327,4 +336,170 @@ fbt_all_strategies(void)
 	for (strategy = 1; strategy <= FBTMaxStrategyNumber; strategy++)
 		mask |= FBT_MEMBER_BIT(strategy);
 	return mask;
+}
+
+/* The operator class of key column col (0-based) of index */
+static Oid
+_fbt_index_opclass(Relation index, int col)
+{
+	Datum		indclass;
+	bool		isnull;
+
+	indclass = SysCacheGetAttr(INDEXRELID, index->rd_indextuple,
+							   Anum_pg_index_indclass, &isnull);
+	Assert(!isnull);
+	return ((oidvector *) DatumGetPointer(indclass))->values[col];
+}
+
+/*
+ * _fbt_check_index_collations() -- refuse to build an index whose key
+ * column compares bytewise under a nondeterministic collation.
+ *
+ * The pattern operator classes (text_pattern_ops, varchar_pattern_ops,
+ * bpchar_pattern_ops) order strings by their bytes, ignoring the collation,
+ * while their "=" operator (texteq, bpchareq) honours it: under a
+ * nondeterministic collation "abc" = "ABC" may hold although the two sort
+ * apart, so an index search for one misses the other.  PostgreSQL 15's
+ * index_create() refuses such columns only for btree's own opclass OIDs;
+ * this is the same rule for ours.  The test is semantic rather than by
+ * name, so it covers every operator class of ours (or a user's) whose
+ * comparison support procedure for its input type is one of core's two
+ * bytewise pattern comparisons.
+ *
+ * Called from fbtbuild(), which every path that fills an index goes
+ * through: CREATE INDEX [CONCURRENTLY], REINDEX, CLUSTER, VACUUM FULL,
+ * TRUNCATE and the index rebuilds of ALTER TABLE (SET TYPE, COLLATE).  An
+ * index is only ever used after one of them has built it.
+ *
+ * index: open, locked by the caller.  Errors: 0A000 (feature not
+ * supported) with btree's message, naming the operator class.
+ */
+void
+_fbt_check_index_collations(Relation index)
+{
+	int			nkeyatts = IndexRelationGetNumberOfKeyAttributes(index);
+	int			i;
+
+	for (i = 0; i < nkeyatts; i++)
+	{
+		Oid			collation = index->rd_indcollation[i];
+		RegProcedure cmpproc;
+		Oid			opclass;
+		HeapTuple	classtup;
+
+		if (!OidIsValid(collation) || get_collation_isdeterministic(collation))
+			continue;
+		cmpproc = index_getprocid(index, i + 1, FBTORDER_PROC);
+		if (cmpproc != F_BTTEXT_PATTERN_CMP && cmpproc != F_BTBPCHAR_PATTERN_CMP)
+			continue;
+
+		opclass = _fbt_index_opclass(index, i);
+		classtup = SearchSysCache1(CLAOID, ObjectIdGetDatum(opclass));
+		if (!HeapTupleIsValid(classtup))
+			elog(ERROR, "cache lookup failed for operator class %u", opclass);
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("nondeterministic collations are not supported for operator class \"%s\"",
+						NameStr(((Form_pg_opclass) GETSTRUCT(classtup))->opcname))));
+	}
+}
+
+/*
+ * fbtadjustmembers
+ *		amadjustmembers callback: refuse, at CREATE OPERATOR CLASS and ALTER
+ *		OPERATOR FAMILY ... ADD, support functions whose signature cannot
+ *		serve their support number.
+ *
+ * PostgreSQL 15's opclasscmds.c checks the signatures of support
+ * functions only for btree and hash (by their AM OIDs); for any other
+ * access method it leaves that to amvalidate, which nothing calls before
+ * an index is built.  A fastbtree class whose FUNCTION 1 returns bool
+ * (say) would then be accepted and its index built and searched by
+ * reading a bool as a three-way comparison: wrong rows where btree
+ * refuses the class.  This applies btree's rules with btree's messages
+ * (the access method's name changed) and SQLSTATE (42P17), before any
+ * member is stored.  The optional options procedure (5) is checked by
+ * core for every AM.  Dependencies are left as core sets them.
+ *
+ * Raises ERROR on the first bad member; takes no locks beyond the catalog
+ * cache's own.
+ */
+void
+fbtadjustmembers(Oid opfamilyoid, Oid opclassoid, List *operators,
+				 List *functions)
+{
+	ListCell   *lc;
+
+	foreach(lc, functions)
+	{
+		OpFamilyMember *member = (OpFamilyMember *) lfirst(lc);
+		HeapTuple	proctup;
+		Form_pg_proc procform;
+
+		proctup = SearchSysCache1(PROCOID, ObjectIdGetDatum(member->object));
+		if (!HeapTupleIsValid(proctup))
+			elog(ERROR, "cache lookup failed for function %u", member->object);
+		procform = (Form_pg_proc) GETSTRUCT(proctup);
+
+		switch (member->number)
+		{
+			case FBTORDER_PROC:
+				if (procform->pronargs != 2)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+							 errmsg("%s comparison functions must have two arguments",
+									fbt_amname)));
+				if (procform->prorettype != INT4OID)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+							 errmsg("%s comparison functions must return integer",
+									fbt_amname)));
+				break;
+			case FBTSORTSUPPORT_PROC:
+				if (procform->pronargs != 1 ||
+					procform->proargtypes.values[0] != INTERNALOID)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+							 errmsg("%s sort support functions must accept type \"internal\"",
+									fbt_amname)));
+				if (procform->prorettype != VOIDOID)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+							 errmsg("%s sort support functions must return void",
+									fbt_amname)));
+				break;
+			case FBTINRANGE_PROC:
+				if (procform->pronargs != 5)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+							 errmsg("%s in_range functions must have five arguments",
+									fbt_amname)));
+				if (procform->prorettype != BOOLOID)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+							 errmsg("%s in_range functions must return boolean",
+									fbt_amname)));
+				break;
+			case FBTEQUALIMAGE_PROC:
+				if (procform->pronargs != 1)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+							 errmsg("%s equal image functions must have one argument",
+									fbt_amname)));
+				if (procform->prorettype != BOOLOID)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+							 errmsg("%s equal image functions must return boolean",
+									fbt_amname)));
+				if (member->lefttype != member->righttype)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+							 errmsg("%s equal image functions must not be cross-type",
+									fbt_amname)));
+				break;
+			default:
+				break;
+		}
+		ReleaseSysCache(proctup);
+	}
 }
