@@ -380,6 +380,13 @@ _fbt_allocbuf(Relation rel)
  * obuf: a pinned and locked buffer, or InvalidBuffer; it is unlocked and
  * unpinned before blkno is locked in mode access (readers never hold two
  * page locks).  Returns the new buffer pinned and locked.
+ *
+ * Every walk from page to page (descent, move right, level endpoints, the
+ * left-sibling search) steps through here, so interrupts are checked here,
+ * after the unlock: a check while a content lock is held does nothing,
+ * since LWLocks hold off interrupts.  A query walking a long (or, on a
+ * damaged index, endless) chain of pages can thus be cancelled.  The
+ * error, if any, releases the pin on obuf.
  */
 Buffer
 _fbt_relandgetbuf(Relation rel, Buffer obuf, BlockNumber blkno, int access)
@@ -388,6 +395,7 @@ _fbt_relandgetbuf(Relation rel, Buffer obuf, BlockNumber blkno, int access)
 
 	if (BufferIsValid(obuf))
 		LockBuffer(obuf, BUFFER_LOCK_UNLOCK);
+	CHECK_FOR_INTERRUPTS();
 	buf = ReleaseAndReadBuffer(obuf, rel, blkno);
 	LockBuffer(buf, access);
 	_fbt_checkpage(rel, buf);

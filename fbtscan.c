@@ -706,7 +706,6 @@ _fbt_walk_left(Relation rel, BlockNumber blkno, BlockNumber lblkno)
 					(errcode(ERRCODE_INDEX_CORRUPTED),
 					 errmsg("could not find left sibling of block %u in index \"%s\"",
 							blkno, RelationGetRelationName(rel))));
-		CHECK_FOR_INTERRUPTS();
 		buf = _fbt_relandgetbuf(rel, buf, opaque->fbto_next, FBT_READ);
 	}
 }

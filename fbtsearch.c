@@ -16,7 +16,6 @@
  */
 #include "postgres.h"
 
-#include "miscadmin.h"
 #include "utils/rel.h"
 
 #include "fastbtree.h"
@@ -125,7 +124,6 @@ _fbt_search(Relation rel, FbtScanInsert key, Buffer *bufP, int access,
 			if (!P_RIGHTMOST(opaque) &&
 				_fbt_compare(rel, key, *bufP, P_HIKEY) >= cmpval)
 			{
-				CHECK_FOR_INTERRUPTS();
 				*bufP = _fbt_relandgetbuf(rel, *bufP, opaque->fbto_next,
 										  curaccess);
 				continue;
@@ -139,7 +137,6 @@ _fbt_search(Relation rel, FbtScanInsert key, Buffer *bufP, int access,
 			 offnum >= PageGetMaxOffsetNumber(page)) &&
 			_fbt_compare(rel, key, *bufP, P_HIKEY) >= cmpval)
 		{
-			CHECK_FOR_INTERRUPTS();
 			*bufP = _fbt_relandgetbuf(rel, *bufP, opaque->fbto_next,
 									  curaccess);
 			continue;
@@ -204,7 +201,6 @@ _fbt_get_endpoint(Relation rel, uint32 level, bool rightmost)
 
 		while (rightmost && !P_RIGHTMOST(opaque))
 		{
-			CHECK_FOR_INTERRUPTS();
 			buf = _fbt_relandgetbuf(rel, buf, opaque->fbto_next, FBT_READ);
 			page = BufferGetPage(buf);
 			opaque = FbtPageGetOpaque(page);
@@ -231,7 +227,6 @@ _fbt_get_endpoint(Relation rel, uint32 level, bool rightmost)
 		offnum = rightmost ? PageGetMaxOffsetNumber(page) :
 			P_FIRSTDATAKEY(opaque);
 		blkno = BufferGetBlockNumber(buf);
-		CHECK_FOR_INTERRUPTS();
 		buf = _fbt_relandgetbuf(rel, buf,
 								FbtPivotGetDownLink(_fbt_getitem(rel, buf,
 																 offnum)),
