@@ -25,7 +25,7 @@
 # With --suite it runs the named workloads (workloads/NAME.sql, see
 # there), the index build benchmark, the in-server probe benchmark
 # (fastbtree_probe) and the callgrind measurement (callgrind.sh), and
-# writes results/DATE-HOST.md, the raw runs (.tsv) and PNG charts (gnuplot).
+# writes bench/results/DATE-HOST.md, the raw runs (.tsv) and PNG charts (gnuplot).
 # Every pgbench workload is checked with EXPLAIN first, with literal keys
 # and as the generic plan of a prepared statement: a plan that does not use
 # the intended index with the intended scan type fails the run.  Write
@@ -63,7 +63,7 @@ DO_BUILD=no
 DO_PROBE=no
 DO_CALLGRIND=no
 SAVE=no
-COMMAND_LINE="bash bench/run.sh $*"
+COMMAND_LINE="bash bench/run.sh${*:+ $*}"
 
 usage()
 {
@@ -76,7 +76,7 @@ usage()
 
 	Options:
 	  --suite LIST      comma-separated workloads or groups to run, and save
-	                    results/DATE-HOST.md with charts:
+	                    bench/results/DATE-HOST.md with charts:
 	                      all     = read, write, build, probe, callgrind
 	                      read    = ${READ_WORKLOADS[*]}
 	                      write   = ${WRITE_WORKLOADS[*]}
@@ -559,7 +559,11 @@ workload_table()
 			"$r" "${RATIO_MIN[$name:$c]}" "${RATIO_MAX[$name:$c]}"
 		[ -z "$reset" ] || printf ' %.0f | %.0f |' "$(median "${wbt[@]}")" "$(median "${wfb[@]}")"
 		echo
-		line+="${line:+; }$c client$([ "$c" = 1 ] || echo s): noise $(pct "$noise"), $(tps_difference "$r"), $verdict"
+		if [ "$PAIRS" -lt 2 ]; then
+			line+="${line:+; }$c client$([ "$c" = 1 ] || echo s): $(tps_difference "$r")"
+		else
+			line+="${line:+; }$c client$([ "$c" = 1 ] || echo s): noise $(pct "$noise"), $(tps_difference "$r"), $verdict"
+		fi
 		# the charts show each access method's own runs: median and range
 		TPS_MED[$name:$c:bt]=$(median "${bts[@]}")
 		TPS_MED[$name:$c:fbt]=$(median "${fbs[@]}")
@@ -569,7 +573,11 @@ workload_table()
 		TPS_MAX[$name:$c:fbt]=$(maximum "${fbs[@]}")
 	done
 	echo
-	echo "Run-to-run noise (the larger (max − min) / median of one index's $PAIRS runs) and verdict: $line."
+	if [ "$PAIRS" -lt 2 ]; then
+		echo "Difference (one pair: run-to-run noise not measured): $line."
+	else
+		echo "Run-to-run noise (the larger (max − min) / median of one index's $PAIRS runs) and verdict: $line."
+	fi
 }
 
 declare -A RATIO=() RATIO_MIN=() RATIO_MAX=() VERDICT=() TPS_MED=() TPS_MIN=() TPS_MAX=()
@@ -822,7 +830,7 @@ main()
 
 	{
 		echo
-		echo "Total time: $(( ($(date +%s) - started) / 60 )) min."
+		echo "Total time: $(( ($(date +%s) - started) / 60 )) min $(( ($(date +%s) - started) % 60 )) s."
 	} >>"$report"
 
 	if [ "$SAVE" = no ]; then
