@@ -243,6 +243,11 @@ FbtTupleGetHeapTID(IndexTuple itup)
 	return &itup->t_tid;
 }
 
+/* fbtpage.c: raise ERRCODE_INDEX_CORRUPTED for the item at offnum of buf */
+extern pg_attribute_noreturn() void _fbt_corrupt_item(Relation rel, Buffer buf,
+													  OffsetNumber offnum,
+													  const char *detail);
+
 /*
  * Bounds checks for items of a locked page, whose header _fbt_checkpage()
  * has checked (pd_lower <= pd_upper <= pd_special, the special space ours).
@@ -253,11 +258,6 @@ FbtTupleGetHeapTID(IndexTuple itup)
  * page.  Cheap enough for every binary-search probe: a few comparisons on
  * bytes the probe reads anyway.
  */
-/* fbtpage.c: raise ERRCODE_INDEX_CORRUPTED for the item at offnum of buf */
-extern pg_attribute_noreturn() void _fbt_corrupt_item(Relation rel, Buffer buf,
-													  OffsetNumber offnum,
-													  const char *detail);
-
 static inline bool
 _fbt_itemid_ok(Page page, ItemId iid)
 {
@@ -269,13 +269,25 @@ _fbt_itemid_ok(Page page, ItemId iid)
 		off >= phdr->pd_upper &&
 		len >= sizeof(IndexTupleData) &&
 		off + len <= phdr->pd_special &&
-		IndexTupleSize((IndexTuple) ((char *) page + off)) <= len;
+		IndexTupleSize((IndexTuple) ((char *) page + off)) <= len &&
+		IndexTupleSize((IndexTuple) ((char *) page + off)) >=
+		sizeof(IndexTupleData);
 }
 
 /*
+ * Largest line pointer offset whose tuple header and first 8 bytes of data
+ * still lie within the page: what the binary search's machine comparison
+ * reads (fbtcompare.c).
+ */
+#define FBT_MAX_FAST_OFFSET \
+	(BLCKSZ - MAXALIGN(sizeof(IndexTupleData)) - sizeof(int64))
+
+/*
  * A variable-length value (attlen -1: varlena; -2: cstring) starting at p
- * lies within a tuple ending at end.  Index tuples never hold external
- * TOAST pointers, so one is damage too.
+ * lies within a tuple ending at end, and its length word is at least its
+ * own header (a 4-byte length of 0 to 3, or of a compressed value below
+ * its header, would make readers compute a huge length).  Index tuples
+ * never hold external TOAST pointers, so one is damage too.
  */
 static inline bool
 _fbt_value_ok(int16 attlen, const char *p, const char *end)
@@ -286,7 +298,11 @@ _fbt_value_ok(int16 attlen, const char *p, const char *end)
 		return memchr(p, '\0', end - p) != NULL;
 	if (VARATT_IS_1B(p))
 		return !VARATT_IS_1B_E(p) && p + VARSIZE_1B(p) <= end;
-	return p + VARHDRSZ <= end && p + VARSIZE_4B(p) <= end;
+	if (p + VARHDRSZ > end)
+		return false;
+	if (VARSIZE_4B(p) < (VARATT_IS_4B_C(p) ? VARHDRSZ_COMPRESSED : VARHDRSZ))
+		return false;
+	return p + VARSIZE_4B(p) <= end;
 }
 
 /*
@@ -306,6 +322,30 @@ _fbt_getitem(Relation rel, Buffer buf, OffsetNumber offnum)
 						  "The offset is past the line pointer array");
 	iid = PageGetItemId(page, offnum);
 	if (unlikely(!_fbt_itemid_ok(page, iid)))
+		_fbt_corrupt_item(rel, buf, offnum, NULL);
+	return (IndexTuple) PageGetItem(page, iid);
+}
+
+/*
+ * _fbt_getitem_header() -- like _fbt_getitem(), for a caller that reads only
+ * the tuple's header (t_tid: a downlink): the offset must be within the
+ * line pointer array and the item's start within FBT_MAX_FAST_OFFSET, which
+ * keeps the header inside the page whatever the lengths say.  The descent
+ * reads downlinks this way; damage to the item then shows as a bad link,
+ * which the child's checks report.
+ */
+static inline IndexTuple
+_fbt_getitem_header(Relation rel, Buffer buf, OffsetNumber offnum)
+{
+	Page		page = BufferGetPage(buf);
+	ItemId		iid;
+
+	if (unlikely(offnum < FirstOffsetNumber ||
+				 offnum > PageGetMaxOffsetNumber(page)))
+		_fbt_corrupt_item(rel, buf, offnum,
+						  "The offset is past the line pointer array");
+	iid = PageGetItemId(page, offnum);
+	if (unlikely(ItemIdGetOffset(iid) > FBT_MAX_FAST_OFFSET))
 		_fbt_corrupt_item(rel, buf, offnum, NULL);
 	return (IndexTuple) PageGetItem(page, iid);
 }
@@ -495,10 +535,9 @@ typedef struct FbtScanOpaqueData
 	int		   *killedItems;	/* indexes into currPos.items[] */
 	int			numKilled;
 
-	/* memory of _fbt_first()'s insertion scankey, reset at each call */
-	MemoryContext firstContext;
 	/* check every attribute's bounds in leaf items read (fbtrescan) */
 	bool		checkTuples;
+	bool		hasVarlenAtts;	/* the index has varlena or cstring columns */
 
 	/* index-only scans: tuples of the current page */
 	char	   *currTuples;
@@ -602,6 +641,8 @@ extern void fbtbuildempty(Relation index);
 /* fbtutils.c */
 extern FbtScanInsert _fbt_mkscankey(Relation rel, IndexTuple itup);
 extern void _fbt_freescankey(FbtScanInsert key);
+extern bool _fbt_tuple_attrs_ok(TupleDesc desc, IndexTuple itup, int natts);
+extern void _fbt_check_attrs(Relation rel, Buffer buf, IndexTuple itup);
 extern IndexTuple _fbt_truncate(Relation rel, IndexTuple lastleft,
 								IndexTuple firstright);
 extern IndexTuple _fbt_pivot_minus_infinity(IndexTuple itup);

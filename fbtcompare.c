@@ -513,7 +513,13 @@ _fbt_machine_kind(uint8 kind)
 /*
  * Binary search loops specialized for an integer-like first column (the
  * common case of OLTP keys), with the value width and the direction
- * hoisted out of the loop.  "itemkey" decides a probe on the first column;
+ * hoisted out of the loop.  A probe decided on the first column reads only
+ * the tuple header and the fixed-width value at its start, so it needs only
+ * the line pointer's offset bounded (FBT_MAX_FAST_OFFSET) to stay within the
+ * page; a damaged length can then at worst give a wrong comparison on a
+ * page that is damaged anyway, never a read outside it.  The full item check
+ * (_fbt_itemid_ok) runs before a tie goes to the general comparison, which
+ * decodes attributes.  "itemkey" decides a probe on the first column;
  * a tie falls back to "tiecmp", the general comparison of the whole key.
  * For pivots, only items that kept the first attribute are decided fast.
  */
@@ -527,7 +533,7 @@ _fbt_machine_kind(uint8 kind)
 			ItemId		iid = PageGetItemId(page, mid); \
 			IndexTuple	itup; \
 			int32		r; \
-			if (unlikely(!_fbt_itemid_ok(page, iid))) \
+			if (unlikely(ItemIdGetOffset(iid) > FBT_MAX_FAST_OFFSET)) \
 				_fbt_corrupt_item(rel, buf, mid, NULL); \
 			itup = (IndexTuple) PageGetItem(page, iid); \
 			if (likely(!IndexTupleHasNulls(itup)) && \
@@ -542,8 +548,12 @@ _fbt_machine_kind(uint8 kind)
 			else \
 				r = 0; \
 			if (r == 0) \
+			{ \
+				if (unlikely(!_fbt_itemid_ok(page, iid))) \
+					_fbt_corrupt_item(rel, buf, mid, NULL); \
 				r = (pivot) ? _fbt_compare_pivot(rel, key, itup, buf, mid) : \
 					_fbt_compare_leaf(rel, key, itup, buf, mid); \
+			} \
 			if (r >= cmpval) \
 				low = mid + 1; \
 			else \

@@ -308,8 +308,8 @@ _fbt_check_unique(Relation rel, IndexTuple itup, Relation heapRel,
 				 * WAL-logged.  Leaves only, so optimistic inner-page
 				 * readers never see a hint write.
 				 */
-				ItemIdMarkDead(curitemid);
 				opaque->fbto_flags |= FBTP_HAS_GARBAGE;
+				ItemIdMarkDead(curitemid);
 				MarkBufferDirtyHint(BufferIsValid(nbuf) ? nbuf : buf, true);
 			}
 			offset = OffsetNumberNext(offset);
@@ -324,7 +324,6 @@ _fbt_check_unique(Relation rel, IndexTuple itup, Relation heapRel,
 							 P_HIKEY) != 0)
 				break;
 			nblkno = opaque->fbto_next;
-			CHECK_FOR_INTERRUPTS();
 			nbuf = _fbt_relandgetbuf(rel, nbuf, nblkno, FBT_READ);
 			page = BufferGetPage(nbuf);
 			opaque = FbtPageGetOpaque(page);
@@ -375,8 +374,14 @@ _fbt_findinsertloc(Relation rel, FbtScanInsert key, Buffer buf,
 		if (P_RIGHTMOST(opaque) || _fbt_compare(rel, key, buf, P_HIKEY) <= 0)
 			break;
 
-		CHECK_FOR_INTERRUPTS();
 		rbuf = _fbt_getbuf(rel, opaque->fbto_next, FBT_WRITE);
+		if (!P_ISLEAF(FbtPageGetOpaque(BufferGetPage(rbuf))))
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("index \"%s\" has a right-link from leaf block %u to block %u, which is not a leaf",
+							RelationGetRelationName(rel),
+							BufferGetBlockNumber(buf), opaque->fbto_next),
+					 errhint("Please REINDEX it.")));
 		UnlockReleaseBuffer(buf);
 		buf = rbuf;
 	}
@@ -506,7 +511,7 @@ _fbt_split(Relation rel, Buffer buf, Buffer cbuf, OffsetNumber newitemoff,
 			items[i] = newitem;
 			itemsz[i++] = MAXALIGN(IndexTupleSize(newitem));
 		}
-		items[i] = (IndexTuple) PageGetItem(origpage, iid);
+		items[i] = _fbt_getitem(rel, buf, off);
 		itemsz[i++] = MAXALIGN(ItemIdGetLength(iid));
 	}
 	if (newitemoff > maxoff)
@@ -524,7 +529,12 @@ _fbt_split(Relation rel, Buffer buf, Buffer cbuf, OffsetNumber newitemoff,
 								   itemsz, nitems, hikeysz);
 
 	if (isleaf)
+	{
+		/* suffix truncation decodes and compares both tuples' keys */
+		_fbt_check_attrs(rel, buf, items[firstright - 1]);
+		_fbt_check_attrs(rel, buf, items[firstright]);
 		hikey = _fbt_truncate(rel, items[firstright - 1], items[firstright]);
+	}
 	else
 	{
 		hikey = CopyIndexTuple(items[firstright]);
@@ -574,7 +584,7 @@ _fbt_split(Relation rel, Buffer buf, Buffer cbuf, OffsetNumber newitemoff,
 	ropaque->fbto_prev = origblk;
 	ropaque->fbto_next = oopaque->fbto_next;
 	if (!isrightmost &&
-		PageAddItem(rimg, PageGetItem(origpage, PageGetItemId(origpage, P_HIKEY)),
+		PageAddItem(rimg, (Item) _fbt_getitem(rel, buf, P_HIKEY),
 					hikeysz, P_HIKEY, false, false) == InvalidOffsetNumber)
 		goto addfailed;
 	for (i = firstright; i < nitems; i++)
@@ -782,8 +792,7 @@ _fbt_getstackbuf(Relation rel, FbtStack stack, BlockNumber child)
 			start = minoff;
 		for (off = start; off <= maxoff; off++)
 		{
-			IndexTuple	itup = (IndexTuple) PageGetItem(page,
-														PageGetItemId(page, off));
+			IndexTuple	itup = _fbt_getitem(rel, buf, off);
 
 			if (FbtPivotGetDownLink(itup) == child)
 			{
@@ -797,7 +806,7 @@ _fbt_getstackbuf(Relation rel, FbtStack stack, BlockNumber child)
 			IndexTuple	itup;
 
 			off = OffsetNumberPrev(off);
-			itup = (IndexTuple) PageGetItem(page, PageGetItemId(page, off));
+			itup = _fbt_getitem(rel, buf, off);
 			if (FbtPivotGetDownLink(itup) == child)
 			{
 				stack->fbts_blkno = blkno;
@@ -907,7 +916,6 @@ _fbt_finish_split(Relation rel, Buffer lbuf, FbtStack stack)
 		BufferGetBlockNumber(lbuf);
 	UnlockReleaseBuffer(metabuf);
 
-	lefthikey = CopyIndexTuple((IndexTuple)
-							   PageGetItem(lpage, PageGetItemId(lpage, P_HIKEY)));
+	lefthikey = CopyIndexTuple(_fbt_getitem(rel, lbuf, P_HIKEY));
 	_fbt_insert_parent(rel, lbuf, rbuf, stack, wasroot, lefthikey);
 }

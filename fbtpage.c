@@ -19,6 +19,8 @@
 
 #include "fastbtree.h"
 
+static void _fbt_checkpage_failed(Relation rel, Buffer buf);
+
 /*
  * _fbt_pageinit() -- initialize a new, empty index page in local or image
  * memory.
@@ -240,15 +242,53 @@ _fbt_getroot(Relation rel, int access, bool create)
  * Raises ERRCODE_INDEX_CORRUPTED, naming the index and block, for an
  * all-zero page, one whose special space is not fastbtree's, one whose
  * header bounds are inconsistent (pd_lower, pd_upper, pd_special out of
- * order, or a line pointer array of no whole number of entries), and an
- * internal page without a downlink or a non-rightmost page without a
- * high key.  Every reader locks each page through _fbt_getbuf() or
+ * order, more line pointers than fit), a leaf flag that disagrees with the
+ * level, and a metapage anywhere but block 0.  Every reader locks each
+ * page through _fbt_getbuf() or
  * _fbt_relandgetbuf(), so these O(1) checks run once per page visit; the
  * item-level checks that rely on them (_fbt_itemid_ok) run as items are
  * read.  Caller holds a pin and a lock.
  */
 void
 _fbt_checkpage(Relation rel, Buffer buf)
+{
+	Page		page = BufferGetPage(buf);
+	PageHeader	phdr = (PageHeader) page;
+	uint16		lower = phdr->pd_lower;
+	uint16		upper = phdr->pd_upper;
+	FbtPageOpaque opaque;
+
+	/*
+	 * The common case in few comparisons, on header bytes every reader
+	 * loads anyway; the special space is read only once pd_special is
+	 * known to be ours.  These are what the item checks rely on (items
+	 * within [pd_upper, pd_special), no more line pointers than a scan's
+	 * arrays hold), and the leaf flag agreeing with the level (a descent
+	 * takes a page's kind, and so its lock mode, from the flag, after
+	 * checking the level); a missing high key or downlink is caught by the
+	 * offset check of _fbt_getitem().
+	 * Anything else, including the metapage, goes to the out-of-line
+	 * checks, which tell what is wrong.
+	 */
+	if (unlikely(phdr->pd_special != BLCKSZ - MAXALIGN(sizeof(FbtPageOpaqueData))))
+		_fbt_checkpage_failed(rel, buf);
+	opaque = FbtPageGetOpaque(page);
+	/* unsigned: a pd_lower below the header wraps around and fails too */
+	if (unlikely(opaque->fbto_page_id != FBT_PAGE_ID ||
+				 (opaque->fbto_flags & FBTP_META) ||
+				 lower > upper || upper > phdr->pd_special ||
+				 (uint32) (lower - SizeOfPageHeaderData) >
+				 MaxIndexTuplesPerPage * sizeof(ItemIdData) ||
+				 P_ISLEAF(opaque) != (opaque->fbto_level == 0)))
+		_fbt_checkpage_failed(rel, buf);
+}
+
+/*
+ * The out-of-line part of _fbt_checkpage(): returns for a valid metapage
+ * at block 0, else raises ERRCODE_INDEX_CORRUPTED saying what is wrong.
+ */
+static void
+_fbt_checkpage_failed(Relation rel, Buffer buf)
 {
 	Page		page = BufferGetPage(buf);
 	PageHeader	phdr = (PageHeader) page;
@@ -262,7 +302,7 @@ _fbt_checkpage(Relation rel, Buffer buf)
 						RelationGetRelationName(rel),
 						BufferGetBlockNumber(buf)),
 				 errhint("Please REINDEX it.")));
-	if (PageGetSpecialSize(page) != MAXALIGN(sizeof(FbtPageOpaqueData)) ||
+	if (phdr->pd_special != BLCKSZ - MAXALIGN(sizeof(FbtPageOpaqueData)) ||
 		FbtPageGetOpaque(page)->fbto_page_id != FBT_PAGE_ID)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
@@ -276,29 +316,26 @@ _fbt_checkpage(Relation rel, Buffer buf)
 		phdr->pd_lower > phdr->pd_upper ||
 		phdr->pd_upper > phdr->pd_special)
 		problem = "pd_lower, pd_upper and pd_special are out of order";
+	else if (((opaque->fbto_flags & FBTP_META) != 0) !=
+			 (BufferGetBlockNumber(buf) == FBT_METAPAGE))
+		problem = "the metapage flag is set on a page other than block 0, or missing on block 0";
 	else if (opaque->fbto_flags & FBTP_META)
 		return;
-	else if ((phdr->pd_lower - SizeOfPageHeaderData) % sizeof(ItemIdData) != 0)
-		problem = "the line pointer array ends inside an entry";
 	else if (PageGetMaxOffsetNumber(page) > MaxIndexTuplesPerPage)
 		problem = "more line pointers than index tuples fit in a page";
 	else if (P_ISLEAF(opaque) != (opaque->fbto_level == 0))
 		problem = "the leaf flag disagrees with the level";
-	else if (!P_ISLEAF(opaque) &&
-			 PageGetMaxOffsetNumber(page) < P_FIRSTDATAKEY(opaque))
-		problem = "an internal page has no downlink";
-	else if (!P_RIGHTMOST(opaque) && PageGetMaxOffsetNumber(page) < P_HIKEY)
-		problem = "a page with a right sibling has no high key";
-	if (problem != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" contains corrupted page at block %u",
-						RelationGetRelationName(rel),
-						BufferGetBlockNumber(buf)),
-				 errdetail("In the page header: %s (pd_lower %u, pd_upper %u, pd_special %u).",
-						   problem, phdr->pd_lower, phdr->pd_upper,
-						   phdr->pd_special),
-				 errhint("Please REINDEX it.")));
+	else
+		problem = "inconsistent header";
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("index \"%s\" contains corrupted page at block %u",
+					RelationGetRelationName(rel),
+					BufferGetBlockNumber(buf)),
+			 errdetail("In the page header: %s (pd_lower %u, pd_upper %u, pd_special %u).",
+					   problem, phdr->pd_lower, phdr->pd_upper,
+					   phdr->pd_special),
+			 errhint("Please REINDEX it.")));
 }
 
 /*
@@ -334,16 +371,36 @@ _fbt_corrupt_item(Relation rel, Buffer buf, OffsetNumber offnum,
 }
 
 /*
+ * A block number read from a page (downlink, sibling link, root) must not
+ * be P_NEW (InvalidBlockNumber): ReadBuffer() would extend the index with a
+ * zero page, without the extension lock.  Links past the end of the index
+ * are ReadBuffer()'s own "could not read block" error.
+ */
+static inline void
+_fbt_check_link(Relation rel, BlockNumber blkno)
+{
+	if (unlikely(blkno == P_NEW))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" contains a link to invalid block number %u",
+						RelationGetRelationName(rel), blkno),
+				 errhint("Please REINDEX it.")));
+}
+
+/*
  * _fbt_getbuf() -- pin and lock an existing index page.
  *
  * blkno: block to read; access: FBT_READ or FBT_WRITE.  Returns the buffer
- * pinned and locked in that mode, after _fbt_checkpage().
+ * pinned and locked in that mode, after _fbt_checkpage().  Raises
+ * ERRCODE_INDEX_CORRUPTED for blkno P_NEW (a damaged link) or a page that
+ * fails the checks.
  */
 Buffer
 _fbt_getbuf(Relation rel, BlockNumber blkno, int access)
 {
 	Buffer		buf;
 
+	_fbt_check_link(rel, blkno);
 	buf = ReadBuffer(rel, blkno);
 	LockBuffer(buf, access);
 	_fbt_checkpage(rel, buf);
@@ -378,8 +435,9 @@ _fbt_allocbuf(Relation rel)
  * _fbt_relandgetbuf() -- release one page and lock another.
  *
  * obuf: a pinned and locked buffer, or InvalidBuffer; it is unlocked and
- * unpinned before blkno is locked in mode access (readers never hold two
- * page locks).  Returns the new buffer pinned and locked.
+ * unpinned before blkno is locked in mode access (so this function never
+ * holds two page locks; a caller may hold others, as the unique check
+ * holds its leaf).  Returns the new buffer pinned and locked.
  *
  * Every walk from page to page (descent, move right, level endpoints, the
  * left-sibling search) steps through here, so interrupts are checked here,
@@ -393,6 +451,7 @@ _fbt_relandgetbuf(Relation rel, Buffer obuf, BlockNumber blkno, int access)
 {
 	Buffer		buf;
 
+	_fbt_check_link(rel, blkno);
 	if (BufferIsValid(obuf))
 		LockBuffer(obuf, BUFFER_LOCK_UNLOCK);
 	CHECK_FOR_INTERRUPTS();
@@ -433,19 +492,22 @@ _fbt_relandgetbuf(Relation rel, Buffer obuf, BlockNumber blkno, int access)
  * redo would produce a page that differs from the primary's, which
  * wal_consistency_checking (switched on at any time, by any session or on
  * the standby alone) reports as a FATAL inconsistency.  So every record
- * carries the page's hints: when the image has FBTP_HAS_GARBAGE (always
- * set while any entry is LP_DEAD; only cleared by a change that leaves
- * none), the shared page's copies of the flags word and of every LP_DEAD
- * line pointer are made to differ from the image before the delta is
- * computed.  Redo then sets exactly the primary's hints.  Hot standby
+ * carries the page's hints: the shared page's copy of every LP_DEAD line
+ * pointer of a leaf image, and of the flags word when the image has
+ * FBTP_HAS_GARBAGE, are made to differ from the image before the delta is
+ * computed.  Redo then sets exactly the primary's hints.  Every line
+ * pointer of the image is looked at, not only when FBTP_HAS_GARBAGE is
+ * set: pages written by earlier builds (whose VACUUM cleared the flag
+ * while LP_DEAD entries stayed) must replay exactly too, and the walk is
+ * small beside generic WAL's own comparison of the whole page.  Hot standby
  * scans do not trust LP_DEAD (ignore_killed_tuples is off in recovery),
  * as with nbtree's hints that arrive in full-page images.
  */
 
 /*
- * Make the hints of image i differ in the shared page (see above), so that
- * the delta carries them.  The shared page is exclusively locked and about
- * to be overwritten by the image.
+ * Make the hints of image differ in shared (see above), so that the delta
+ * carries them.  shared is the exclusively locked page the image will
+ * overwrite; called inside _fbt_wal_finish()'s critical section.
  */
 static void
 _fbt_wal_force_hints(Page shared, Page image)
@@ -454,9 +516,10 @@ _fbt_wal_force_hints(Page shared, Page image)
 	OffsetNumber maxoff;
 	OffsetNumber off;
 
-	if (!(iopaque->fbto_flags & FBTP_HAS_GARBAGE))
-		return;
-	FbtPageGetOpaque(shared)->fbto_flags = ~iopaque->fbto_flags;
+	if (!P_ISLEAF(iopaque))
+		return;					/* hints are set on leaves only */
+	if (iopaque->fbto_flags & FBTP_HAS_GARBAGE)
+		FbtPageGetOpaque(shared)->fbto_flags = ~iopaque->fbto_flags;
 	maxoff = Min(PageGetMaxOffsetNumber(image),
 				 PageGetMaxOffsetNumber(shared));
 	for (off = FirstOffsetNumber; off <= maxoff; off++)
@@ -520,13 +583,17 @@ _fbt_wal_register(FbtWal *wal, Buffer buf, bool fullimage)
  * _fbt_wal_finish() -- log the change and apply it to the shared pages.
  *
  * Buffers stay pinned and locked; the caller releases them.  See the block
- * comment above for the version protocol.
+ * comment above for the version protocol and the hints.  The shared pages
+ * are scribbled on (version, hints) before generic WAL copies the images
+ * in, so all of it is one critical section: an error in between would
+ * leave a damaged page in shared buffers.
  */
 void
 _fbt_wal_finish(FbtWal *wal)
 {
 	int			i;
 
+	START_CRIT_SECTION();
 	for (i = 0; i < wal->npages; i++)
 	{
 		Page		shared = BufferGetPage(wal->bufs[i]);
@@ -557,6 +624,7 @@ _fbt_wal_finish(FbtWal *wal)
 			FbtPageGetOpaque(shared)->fbto_version =
 				_fbt_next_version(wal->oldversion[i]) + 1;
 	}
+	END_CRIT_SECTION();
 	wal->state = NULL;
 }
 

@@ -132,6 +132,8 @@ _fbt_killitems(IndexScanDesc scan)
 			{
 				if (!ItemIdIsDead(iid))
 				{
+					/* the flag first: a page written meanwhile has both */
+					FbtPageGetOpaque(page)->fbto_flags |= FBTP_HAS_GARBAGE;
 					ItemIdMarkDead(iid);
 					killed = true;
 				}
@@ -140,10 +142,7 @@ _fbt_killitems(IndexScanDesc scan)
 		}
 	}
 	if (killed)
-	{
-		FbtPageGetOpaque(page)->fbto_flags |= FBTP_HAS_GARBAGE;
 		MarkBufferDirtyHint(buf, true);
-	}
 
 	if (droppedpin)
 		UnlockReleaseBuffer(buf);
@@ -207,9 +206,7 @@ fbtbeginscan(Relation rel, int nkeys, int norderbys)
 	so->markPos.currPage = InvalidBlockNumber;
 	so->markItemIndex = -1;
 	so->checkTuples = false;
-	so->firstContext = AllocSetContextCreate(CurrentMemoryContext,
-											 "fastbtree scan positioning",
-											 ALLOCSET_SMALL_SIZES);
+	so->hasVarlenAtts = _fbt_has_varlen_atts(RelationGetDescr(rel));
 	scan->xs_itupdesc = RelationGetDescr(rel);
 	scan->opaque = so;
 	return scan;
@@ -244,8 +241,7 @@ fbtrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 	 * index-only tuples, and when the index has variable-length columns
 	 * that the quals may decode.
 	 */
-	so->checkTuples = scan->xs_want_itup ||
-		_fbt_has_varlen_atts(RelationGetDescr(scan->indexRelation));
+	so->checkTuples = scan->xs_want_itup || so->hasVarlenAtts;
 
 	if (scankey && scan->numberOfKeys > 0)
 		memmove(scan->keyData, scankey,
@@ -281,48 +277,7 @@ fbtendscan(IndexScanDesc scan)
 	pfree(so->arrayKeys);
 	if (so->currTuples != NULL)
 		pfree(so->currTuples);
-	MemoryContextDelete(so->firstContext);
 	pfree(so);
-}
-
-/*
- * Whether the first natts attributes of an index tuple lie within it,
- * walking them as index_getattr() would: a damaged varlena or cstring
- * length would otherwise send the qual evaluation, or the executor
- * deforming an index-only tuple, far outside the page.  Used only where
- * such reads can happen (see checkTuples in fbtrescan()).
- */
-static bool
-_fbt_tuple_layout_ok(TupleDesc desc, IndexTuple itup, int natts)
-{
-	const char *tp = (const char *) itup + IndexInfoFindDataOffset(itup->t_info);
-	const char *end = (const char *) itup + IndexTupleSize(itup);
-	bits8	   *bp = IndexTupleHasNulls(itup) ?
-		(bits8 *) ((char *) itup + sizeof(IndexTupleData)) : NULL;
-	uint32		off = 0;
-	int			i;
-
-	if (tp > end || natts > desc->natts)
-		return false;
-	for (i = 0; i < natts; i++)
-	{
-		Form_pg_attribute att = TupleDescAttr(desc, i);
-
-		if (bp != NULL && att_isnull(i, bp))
-			continue;
-		if (tp + off >= end)
-			return false;
-		off = att_align_pointer(off, att->attalign, att->attlen, tp + off);
-		if (att->attlen > 0)
-		{
-			if (tp + off + att->attlen > end)
-				return false;
-		}
-		else if (!_fbt_value_ok(att->attlen, tp + off, end))
-			return false;
-		off = att_addlength_pointer(off, att->attlen, tp + off);
-	}
-	return true;
 }
 
 /* Copy one matching item (and, for index-only scans, its tuple) */
@@ -342,7 +297,7 @@ _fbt_saveitem(IndexScanDesc scan, int itemIndex, OffsetNumber offnum,
 		/* items sharing storage could add up to more than a page */
 		if (so->currPos.nextTupleOffset + MAXALIGN(itupsz) > BLCKSZ)
 			_fbt_corrupt_item(scan->indexRelation, so->currPos.buf, offnum,
-							  "Items overlap");
+							  "The matching items add up to more than a page");
 		item->tupleOffset = so->currPos.nextTupleOffset;
 		memcpy(so->currTuples + so->currPos.nextTupleOffset, itup, itupsz);
 		so->currPos.nextTupleOffset += MAXALIGN(itupsz);
@@ -355,7 +310,7 @@ _fbt_saveitem(IndexScanDesc scan, int itemIndex, OffsetNumber offnum,
  * a damaged one.  Offset P_HIKEY of a non-rightmost page is the high key,
  * a pivot; every other item is a data item.
  */
-static inline IndexTuple
+static pg_attribute_always_inline IndexTuple
 _fbt_readitem(IndexScanDesc scan, Page page, OffsetNumber offnum)
 {
 	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
@@ -366,13 +321,19 @@ _fbt_readitem(IndexScanDesc scan, Page page, OffsetNumber offnum)
 	if (unlikely(!_fbt_itemid_ok(page, iid)))
 		_fbt_corrupt_item(rel, so->currPos.buf, offnum, NULL);
 	itup = (IndexTuple) PageGetItem(page, iid);
-	if (so->checkTuples &&
-		unlikely(FbtTupleIsPivot(itup) !=
-				 (offnum < P_FIRSTDATAKEY(FbtPageGetOpaque(page))) ||
-				 !_fbt_tuple_layout_ok(RelationGetDescr(rel), itup,
-									   FbtTupleGetNAtts(itup, rel))))
-		_fbt_corrupt_item(rel, so->currPos.buf, offnum,
-						  "An attribute extends past the end of its tuple");
+	if (so->checkTuples)
+	{
+		if (unlikely(FbtTupleIsPivot(itup) !=
+					 (offnum < P_FIRSTDATAKEY(FbtPageGetOpaque(page)))))
+			_fbt_corrupt_item(rel, so->currPos.buf, offnum,
+							  FbtTupleIsPivot(itup) ?
+							  "A data item is marked as a pivot tuple" :
+							  "The high key is not a pivot tuple");
+		if (unlikely(!_fbt_tuple_attrs_ok(RelationGetDescr(rel), itup,
+										  FbtTupleGetNAtts(itup, rel))))
+			_fbt_corrupt_item(rel, so->currPos.buf, offnum,
+							  "An attribute extends past the end of its tuple");
+	}
 	return itup;
 }
 
@@ -545,20 +506,11 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 	Buffer		buf;
 	OffsetNumber offnum;
 	int			col;
-	MemoryContext oldcxt;
+	int			i;
 
 	_fbt_release_curr(scan);
 	pgstat_count_index_scan(rel);
 
-	/*
-	 * What preparing the insertion scankey allocates (a detoasted copy of a
-	 * text argument) is needed only for the descent below: keep it in a
-	 * context of the scan, emptied at each positioning, so that nested
-	 * loops over toasted outer values do not accumulate copies in the
-	 * executor's per-query memory.
-	 */
-	MemoryContextReset(so->firstContext);
-	oldcxt = MemoryContextSwitchTo(so->firstContext);
 
 	for (col = 0; col < nkeyatts; col++)
 	{
@@ -602,6 +554,7 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 			if (so->keyCmpKind[chosen] != FBT_CMP_FMGR)
 			{
 				inskey.cmpkind[keysCount] = so->keyCmpKind[chosen];
+				inskey.tcopy[keysCount] = NULL;
 				inskey.iarg[keysCount] = so->keyIarg[chosen];
 				inskey.farg[keysCount] = so->keyFarg[chosen];
 			}
@@ -621,8 +574,6 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 		if (strat_total != BTEqualStrategyNumber)
 			break;
 	}
-
-	MemoryContextSwitchTo(oldcxt);
 
 	if (keysCount == 0)
 	{
@@ -673,6 +624,17 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 	inskey.keysz = keysCount;
 
 	(void) _fbt_search(rel, &inskey, &buf, FBT_READ, &offnum);
+
+	/*
+	 * A text argument detoasted for the descent is not needed any more:
+	 * free it now, so that scans rescanned many times with toasted keys
+	 * (nested loops, exclusion checks) do not keep a copy per rescan in
+	 * the executor's memory until the statement ends.
+	 */
+	for (i = 0; i < keysCount; i++)
+		if (inskey.tcopy[i] != NULL)
+			pfree(inskey.tcopy[i]);
+
 	if (!BufferIsValid(buf))
 	{
 		PredicateLockRelation(rel, scan->xs_snapshot);

@@ -36,6 +36,44 @@ _fbt_freestack(FbtStack stack)
 }
 
 /*
+ * The page in buf (pinned and locked), reached from block fromblk through
+ * a downlink or a right-link, must be on level: a damaged link to another
+ * level would otherwise be followed with the wrong lock mode (writers
+ * share-lock internal pages) or searched as the wrong kind of page; the
+ * metapage is never a target.  ERRCODE_INDEX_CORRUPTED otherwise.
+ */
+static inline void
+_fbt_check_level(Relation rel, Buffer buf, uint32 level, BlockNumber fromblk)
+{
+	FbtPageOpaque opaque = FbtPageGetOpaque(BufferGetPage(buf));
+
+	if (unlikely(opaque->fbto_level != level ||
+				 (opaque->fbto_flags & FBTP_META)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has a link from block %u to block %u, which is not a page of level %u",
+						RelationGetRelationName(rel), fromblk,
+						BufferGetBlockNumber(buf), level),
+				 errhint("Please REINDEX it.")));
+}
+
+/*
+ * Step from the page in buf (pinned and locked, not rightmost) to its right
+ * sibling, locked in mode access; the sibling must be on the same level.
+ */
+static inline Buffer
+_fbt_moveright_one(Relation rel, Buffer buf, int access)
+{
+	BlockNumber blkno = BufferGetBlockNumber(buf);
+	FbtPageOpaque opaque = FbtPageGetOpaque(BufferGetPage(buf));
+	uint32		level = opaque->fbto_level;
+
+	buf = _fbt_relandgetbuf(rel, buf, opaque->fbto_next, access);
+	_fbt_check_level(rel, buf, level, blkno);
+	return buf;
+}
+
+/*
  * Finish the incomplete split of the page in buf (pinned and locked in mode
  * access, on the level whose parents are in stack), then read the same
  * block again in mode access.  Only inserters finish splits: the downlink
@@ -124,8 +162,7 @@ _fbt_search(Relation rel, FbtScanInsert key, Buffer *bufP, int access,
 			if (!P_RIGHTMOST(opaque) &&
 				_fbt_compare(rel, key, *bufP, P_HIKEY) >= cmpval)
 			{
-				*bufP = _fbt_relandgetbuf(rel, *bufP, opaque->fbto_next,
-										  curaccess);
+				*bufP = _fbt_moveright_one(rel, *bufP, curaccess);
 				continue;
 			}
 			break;
@@ -137,8 +174,7 @@ _fbt_search(Relation rel, FbtScanInsert key, Buffer *bufP, int access,
 			 offnum >= PageGetMaxOffsetNumber(page)) &&
 			_fbt_compare(rel, key, *bufP, P_HIKEY) >= cmpval)
 		{
-			*bufP = _fbt_relandgetbuf(rel, *bufP, opaque->fbto_next,
-									  curaccess);
+			*bufP = _fbt_moveright_one(rel, *bufP, curaccess);
 			continue;
 		}
 		if (isleaf)
@@ -147,7 +183,7 @@ _fbt_search(Relation rel, FbtScanInsert key, Buffer *bufP, int access,
 			break;
 		}
 
-		child = FbtPivotGetDownLink(_fbt_getitem(rel, *bufP, offnum));
+		child = FbtPivotGetDownLink(_fbt_getitem_header(rel, *bufP, offnum));
 		parentblk = BufferGetBlockNumber(*bufP);
 		level = opaque->fbto_level;
 
@@ -163,11 +199,7 @@ _fbt_search(Relation rel, FbtScanInsert key, Buffer *bufP, int access,
 
 		curaccess = (level == 1) ? access : FBT_READ;
 		*bufP = _fbt_relandgetbuf(rel, *bufP, child, curaccess);
-		if (FbtPageGetOpaque(BufferGetPage(*bufP))->fbto_level != level - 1)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" has a downlink from block %u to block %u of the wrong level",
-							RelationGetRelationName(rel), parentblk, child)));
+		_fbt_check_level(rel, *bufP, level - 1, parentblk);
 	}
 	return stack;
 }
@@ -201,7 +233,7 @@ _fbt_get_endpoint(Relation rel, uint32 level, bool rightmost)
 
 		while (rightmost && !P_RIGHTMOST(opaque))
 		{
-			buf = _fbt_relandgetbuf(rel, buf, opaque->fbto_next, FBT_READ);
+			buf = _fbt_moveright_one(rel, buf, FBT_READ);
 			page = BufferGetPage(buf);
 			opaque = FbtPageGetOpaque(page);
 		}
@@ -231,10 +263,6 @@ _fbt_get_endpoint(Relation rel, uint32 level, bool rightmost)
 								FbtPivotGetDownLink(_fbt_getitem(rel, buf,
 																 offnum)),
 								FBT_READ);
-		if (FbtPageGetOpaque(BufferGetPage(buf))->fbto_level != curlevel - 1)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("index \"%s\" has a downlink from block %u of the wrong level",
-							RelationGetRelationName(rel), blkno)));
+		_fbt_check_level(rel, buf, curlevel - 1, blkno);
 	}
 }

@@ -79,6 +79,75 @@ _fbt_freescankey(FbtScanInsert key)
 }
 
 /*
+ * _fbt_tuple_attrs_ok() -- whether the first natts attributes of itup lie
+ * within it.
+ *
+ * Walks them as index_getattr() would: a damaged varlena or cstring
+ * length would otherwise send qual evaluation, suffix truncation, or the
+ * executor deforming an index-only tuple far outside the page.  itup must
+ * itself be within its page (_fbt_itemid_ok).  Pure function: no locks,
+ * no errors.  Used only where such reads can happen (scans that decode
+ * attributes, split points), not per comparison.
+ */
+bool
+_fbt_tuple_attrs_ok(TupleDesc desc, IndexTuple itup, int natts)
+{
+	const char *tp = (const char *) itup + IndexInfoFindDataOffset(itup->t_info);
+	const char *end = (const char *) itup + IndexTupleSize(itup);
+	bits8	   *bp = IndexTupleHasNulls(itup) ?
+		(bits8 *) ((char *) itup + sizeof(IndexTupleData)) : NULL;
+	uint32		off = 0;
+	int			i;
+
+	if (tp > end || natts > desc->natts)
+		return false;
+	for (i = 0; i < natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (bp != NULL && att_isnull(i, bp))
+			continue;
+		if (tp + off >= end)
+			return false;
+		off = att_align_pointer(off, att->attalign, att->attlen, tp + off);
+		if (att->attlen > 0)
+		{
+			if (tp + off + att->attlen > end)
+				return false;
+		}
+		else if (!_fbt_value_ok(att->attlen, tp + off, end))
+			return false;
+		off = att_addlength_pointer(off, att->attlen, tp + off);
+	}
+	return true;
+}
+
+/*
+ * _fbt_check_attrs() -- raise ERRCODE_INDEX_CORRUPTED, naming the index and
+ * the block of buf (pinned and locked by the caller, who loses both with
+ * the error), unless every attribute of itup, a tuple on that page, lies
+ * within it (_fbt_tuple_attrs_ok).
+ */
+void
+_fbt_check_attrs(Relation rel, Buffer buf, IndexTuple itup)
+{
+	Page		page = BufferGetPage(buf);
+	OffsetNumber off = InvalidOffsetNumber;
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+	OffsetNumber i;
+
+	if (_fbt_tuple_attrs_ok(RelationGetDescr(rel), itup,
+							FbtTupleGetNAtts(itup, rel)))
+		return;
+	/* name the item's offset, for the report only */
+	for (i = FirstOffsetNumber; i <= maxoff; i++)
+		if (PageGetItem(page, PageGetItemId(page, i)) == (Item) itup)
+			off = i;
+	_fbt_corrupt_item(rel, buf, off,
+					  "An attribute extends past the end of its tuple");
+}
+
+/*
  * _fbt_keep_natts() -- number of key attributes a pivot separating lastleft
  * from firstright must keep.
  *

@@ -65,8 +65,7 @@ _fbt_vacuum_leaf(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 
 	for (off = minoff; off <= maxoff; off++)
 	{
-		IndexTuple	itup = (IndexTuple)
-			PageGetItem(page, PageGetItemId(page, off));
+		IndexTuple	itup = _fbt_getitem(rel, buf, off);
 
 		if (callback(&itup->t_tid, callback_state))
 			deletable[ndeletable++] = off;

@@ -48,6 +48,7 @@ usage()
 
 	Options:
 	  --scale N         rows per table = 100000 * N; default $SCALE
+	  --types "T ..."   only these key types (of: ${KEY_TYPES[*]})
 	  --results-dir DIR where to save the results; default bench/results
 	  --keep            keep the (stopped) cluster and the profiles in the
 	                    work directory
@@ -61,13 +62,14 @@ parse_args()
 {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-			--scale|--results-dir)
+			--scale|--results-dir|--types)
 				[ $# -ge 2 ] || die "$1 needs a value (see --help)"
 				set -- "$1=$2" "${@:3}"
 				continue
 				;;
 			--scale=*) SCALE=${1#*=} ;;
 			--results-dir=*) RESULTS_DIR=${1#*=} ;;
+			--types=*) read -r -a KEY_TYPES <<<"${1#*=}" ;;
 			--keep) KEEP=yes ;;
 			-h|--help) usage; exit 0 ;;
 			*) die "unknown argument: $1 (see --help)" ;;

@@ -26,7 +26,11 @@
 # query through the index:
 #	(g) leaf tuples whose size word says 8191 bytes, by an index-only scan,
 #	(h) a text key with a 4-byte varlena header of 1 GB,
-#	(i) pd_lower = pd_upper on the root (an internal page), by a descent.
+#	(i) pd_lower = pd_upper on the root (an internal page), by a descent,
+#	(j) a leaf's right-link set to InvalidBlockNumber (P_NEW to
+#		ReadBuffer, which must not extend the index), by a full scan,
+#	(k) a text key with a 4-byte varlena header whose length (2) is
+#		shorter than the header itself.
 # Each query must fail with SQLSTATE XX002 naming the index and the
 # damaged block, and no backend may die: the log shows no "terminated by
 # signal" and a new session works.  Before scans check items once per page
@@ -106,12 +110,20 @@ CREATE INDEX c_e2_k ON c_e2 USING fastbtree (k);
 CREATE INDEX c_f_k ON c_f USING fastbtree (k);
 CREATE INDEX c_g_k ON c_g USING fastbtree (k);
 CREATE INDEX c_h_t ON c_h USING fastbtree (t);
+CREATE TABLE c_j (LIKE c_ok);
+INSERT INTO c_j SELECT * FROM c_ok;
+CREATE INDEX c_j_k ON c_j USING fastbtree (k);
+VACUUM ANALYZE c_j;
+CREATE TABLE c_k (t text);
+INSERT INTO c_k SELECT * FROM c_h;
+CREATE INDEX c_k_t ON c_k USING fastbtree (t);
+VACUUM ANALYZE c_k;
 CREATE INDEX c_i_k ON c_i USING fastbtree (k);
 VACUUM ANALYZE c_g;
 VACUUM ANALYZE c_h;
 });
 
-for my $index (qw(c_ok_k c_a_k c_b_k c_c_k c_d_k c_e_k c_e2_k c_f_k c_g_k c_h_t c_i_k))
+for my $index (qw(c_ok_k c_a_k c_b_k c_c_k c_d_k c_e_k c_e2_k c_f_k c_g_k c_h_t c_i_k c_j_k c_k_t))
 {
 	is($node->safe_psql('postgres', "SELECT fastbtree_check('$index', true)"),
 		'', "$index passes fastbtree_check before the damage");
@@ -164,6 +176,10 @@ FROM fastbtree_page_items('c_e2_k', $root{c_e2_k}) WHERE itemoffset IN (2, 3)}),
 	'c_e2_k has the same downlinks as c_e_k');
 my $leaf_g = inner_leaf('c_g_k');
 my $leaf_h = inner_leaf('c_h_t');
+my $leaf_j = inner_leaf('c_j_k');
+my $leaf_k = inner_leaf('c_k_t');
+my $pages_j = $node->safe_psql('postgres',
+	"SELECT pg_relation_size('c_j_k') / $BLCKSZ");
 
 # (g), (h) and (i) are read by index-only scans (the tables are vacuumed;
 # enable_indexscan = off would rule out index-only scans too).
@@ -185,7 +201,7 @@ is($node->safe_psql('postgres', "$force_ios $query_h"),
 	'5000', '(h) answer before the damage');
 
 my %file;
-for my $index (qw(c_a_k c_b_k c_c_k c_d_k c_e_k c_e2_k c_f_k c_g_k c_h_t c_i_k))
+for my $index (qw(c_a_k c_b_k c_c_k c_d_k c_e_k c_e2_k c_f_k c_g_k c_h_t c_i_k c_j_k c_k_t))
 {
 	$file{$index} = $node->data_dir . '/'
 	  . $node->safe_psql('postgres', "SELECT pg_relation_filepath('$index')");
@@ -322,6 +338,15 @@ write_bytes($file{c_h_t}, tuple_pos($file{c_h_t}, $leaf_h, 2) + 8,
 
 	write_bytes($file{c_i_k}, $root{c_i_k} * $BLCKSZ + 12, pack('v', $upper));
 }
+
+# (j) the right-link (fbto_next, 4 bytes into the special space, which
+# takes the last 24 bytes of the page) of a leaf
+write_bytes($file{c_j_k}, ($leaf_j + 1) * $BLCKSZ - 24 + 4,
+	pack('V', 0xFFFFFFFF));
+
+# (k) like (h), but a 4-byte header whose length word says 2 bytes
+write_bytes($file{c_k_t}, tuple_pos($file{c_k_t}, $leaf_k, 2) + 8,
+	pack('V', 2 << 2));
 
 $node->start;
 
@@ -519,6 +544,25 @@ damaged_query_fails('(g) tuple size 8191, index-only scan',
 damaged_query_fails('(h) 1 GB varlena key', 'c_h_t', $leaf_h, $query_h);
 damaged_query_fails('(i) pd_lower = pd_upper on the root',
 	'c_i_k', $root{c_i_k}, $query_i);
+damaged_query_fails('(k) varlena length shorter than its header',
+	'c_k_t', $leaf_k,
+	"SELECT count(*) FROM (SELECT t FROM c_k WHERE t BETWEEN 'k' AND 'l' ORDER BY t) s WHERE t LIKE 'k%'");
+
+# (j): a link to InvalidBlockNumber names no block of its own; the error
+# must name the index, and the index must not have grown (ReadBuffer of
+# P_NEW would have added a page)
+{
+	my ($ret, $out, $err) = $node->psql(
+		'postgres', "\\set VERBOSITY verbose\n$force_ios SELECT count(*) FROM (SELECT k FROM c_j ORDER BY k) s",
+		timeout => $PostgreSQL::Test::Utils::timeout_default);
+	my ($errline) = $err =~ /(ERROR:[^\n]*)/;
+	diag('(j) right-link to InvalidBlockNumber: ' . ($errline // "no ERROR: $err"));
+	like($errline // '', qr/^ERROR:  XX002: .*index "c_j_k"/,
+		'(j) the scan fails with XX002 naming index c_j_k');
+	is($node->safe_psql('postgres',
+			"SELECT pg_relation_size('c_j_k') / $BLCKSZ"),
+		$pages_j, '(j) the index did not grow');
+}
 
 $node->stop;
 done_testing();
