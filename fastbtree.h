@@ -538,6 +538,8 @@ typedef struct FbtScanOpaqueData
 	/* check every attribute's bounds in leaf items read (fbtrescan) */
 	bool		checkTuples;
 	bool		hasVarlenAtts;	/* the index has varlena or cstring columns */
+	int			fixedExtent;	/* bytes from a tuple's start past which no
+								 * fixed-width attribute reaches */
 
 	/* index-only scans: tuples of the current page */
 	char	   *currTuples;

@@ -242,9 +242,8 @@ _fbt_getroot(Relation rel, int access, bool create)
  * Raises ERRCODE_INDEX_CORRUPTED, naming the index and block, for an
  * all-zero page, one whose special space is not fastbtree's, one whose
  * header bounds are inconsistent (pd_lower, pd_upper, pd_special out of
- * order, more line pointers than fit), a leaf flag that disagrees with the
- * level, and a metapage anywhere but block 0.  Every reader locks each
- * page through _fbt_getbuf() or
+ * order, more line pointers than fit).  Every reader locks each page
+ * through _fbt_getbuf() or
  * _fbt_relandgetbuf(), so these O(1) checks run once per page visit; the
  * item-level checks that rely on them (_fbt_itemid_ok) run as items are
  * read.  Caller holds a pin and a lock.
@@ -263,23 +262,20 @@ _fbt_checkpage(Relation rel, Buffer buf)
 	 * loads anyway; the special space is read only once pd_special is
 	 * known to be ours.  These are what the item checks rely on (items
 	 * within [pd_upper, pd_special), no more line pointers than a scan's
-	 * arrays hold), and the leaf flag agreeing with the level (a descent
-	 * takes a page's kind, and so its lock mode, from the flag, after
-	 * checking the level); a missing high key or downlink is caught by the
-	 * offset check of _fbt_getitem().
-	 * Anything else, including the metapage, goes to the out-of-line
-	 * checks, which tell what is wrong.
+	 * arrays hold).  A missing high key or downlink is caught by the offset
+	 * check of _fbt_getitem(); a link to a page of the wrong level, or to
+	 * the metapage, by the descent (_fbt_check_level), which also checks
+	 * that the leaf it stops at is on level 0.  The out-of-line checks tell
+	 * what is wrong.
 	 */
 	if (unlikely(phdr->pd_special != BLCKSZ - MAXALIGN(sizeof(FbtPageOpaqueData))))
 		_fbt_checkpage_failed(rel, buf);
 	opaque = FbtPageGetOpaque(page);
 	/* unsigned: a pd_lower below the header wraps around and fails too */
 	if (unlikely(opaque->fbto_page_id != FBT_PAGE_ID ||
-				 (opaque->fbto_flags & FBTP_META) ||
 				 lower > upper || upper > phdr->pd_special ||
 				 (uint32) (lower - SizeOfPageHeaderData) >
-				 MaxIndexTuplesPerPage * sizeof(ItemIdData) ||
-				 P_ISLEAF(opaque) != (opaque->fbto_level == 0)))
+				 MaxIndexTuplesPerPage * sizeof(ItemIdData)))
 		_fbt_checkpage_failed(rel, buf);
 }
 

@@ -30,6 +30,18 @@ static bool _fbt_first(IndexScanDesc scan, ScanDirection dir);
 static bool _fbt_next(IndexScanDesc scan, ScanDirection dir);
 static bool _fbt_steppage(IndexScanDesc scan, ScanDirection dir);
 
+/* The sum of a tuple descriptor's attribute widths (fixed-width ones) */
+static int
+_fbt_fixed_width(TupleDesc desc)
+{
+	int			width = 0;
+	int			i;
+
+	for (i = 0; i < desc->natts; i++)
+		width += Max(TupleDescAttr(desc, i)->attlen, 0);
+	return width;
+}
+
 /* Whether a tuple descriptor has varlena or cstring attributes */
 static bool
 _fbt_has_varlen_atts(TupleDesc desc)
@@ -207,6 +219,10 @@ fbtbeginscan(Relation rel, int nkeys, int norderbys)
 	so->markItemIndex = -1;
 	so->checkTuples = false;
 	so->hasVarlenAtts = _fbt_has_varlen_atts(RelationGetDescr(rel));
+	/* a bound on where a tuple's fixed-width attributes end */
+	so->fixedExtent = MAXALIGN(sizeof(IndexTupleData) + sizeof(IndexAttributeBitMapData)) +
+		RelationGetDescr(rel)->natts * MAXIMUM_ALIGNOF +
+		(so->hasVarlenAtts ? 0 : _fbt_fixed_width(RelationGetDescr(rel)));
 	scan->xs_itupdesc = RelationGetDescr(rel);
 	scan->opaque = so;
 	return scan;
@@ -318,10 +334,20 @@ _fbt_readitem(IndexScanDesc scan, Page page, OffsetNumber offnum)
 	ItemId		iid = PageGetItemId(page, offnum);
 	IndexTuple	itup;
 
+	if (!so->checkTuples)
+	{
+		/*
+		 * Only fixed-width attributes and t_tid are read, at offsets below
+		 * fixedExtent: an item starting early enough cannot lead outside
+		 * the page, whatever its lengths say.
+		 */
+		if (unlikely(ItemIdGetOffset(iid) > BLCKSZ - so->fixedExtent))
+			_fbt_corrupt_item(rel, so->currPos.buf, offnum, NULL);
+		return (IndexTuple) PageGetItem(page, iid);
+	}
 	if (unlikely(!_fbt_itemid_ok(page, iid)))
 		_fbt_corrupt_item(rel, so->currPos.buf, offnum, NULL);
 	itup = (IndexTuple) PageGetItem(page, iid);
-	if (so->checkTuples)
 	{
 		if (unlikely(FbtTupleIsPivot(itup) !=
 					 (offnum < P_FIRSTDATAKEY(FbtPageGetOpaque(page)))))
@@ -362,7 +388,7 @@ _fbt_readpage(IndexScanDesc scan, ScanDirection dir, OffsetNumber offnum)
 	bool		continuescan = true;
 	int			itemIndex;
 
-	if (!P_ISLEAF(opaque))
+	if (!P_ISLEAF(opaque) || opaque->fbto_level != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" has a non-leaf page at block %u where a leaf was expected",

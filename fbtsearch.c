@@ -48,7 +48,8 @@ _fbt_check_level(Relation rel, Buffer buf, uint32 level, BlockNumber fromblk)
 	FbtPageOpaque opaque = FbtPageGetOpaque(BufferGetPage(buf));
 
 	if (unlikely(opaque->fbto_level != level ||
-				 (opaque->fbto_flags & FBTP_META)))
+				 (opaque->fbto_flags & FBTP_META) ||
+				 P_ISLEAF(opaque) != (level == 0)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" has a link from block %u to block %u, which is not a page of level %u",
@@ -156,6 +157,10 @@ _fbt_search(Relation rel, FbtScanInsert key, Buffer *bufP, int access,
 												 curaccess);
 			continue;
 		}
+
+		/* the flag decides the lock mode taken: it must agree with level */
+		if (unlikely(isleaf && opaque->fbto_level != 0))
+			_fbt_check_level(rel, *bufP, 0, BufferGetBlockNumber(*bufP));
 
 		if (isleaf && leafoffP == NULL)
 		{
