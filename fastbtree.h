@@ -305,9 +305,20 @@ _fbt_value_ok(int16 attlen, const char *p, const char *end)
 	return p + VARSIZE_4B(p) <= end;
 }
 
+/* offnum must be within the line pointer array of the page in buf */
+static inline void
+_fbt_check_offnum(Relation rel, Buffer buf, Page page, OffsetNumber offnum)
+{
+	if (unlikely(offnum < FirstOffsetNumber ||
+				 offnum > PageGetMaxOffsetNumber(page)))
+		_fbt_corrupt_item(rel, buf, offnum,
+						  "The offset is past the line pointer array");
+}
+
 /*
  * _fbt_getitem() -- the tuple at offnum of the page in buf (pinned and
- * locked), after the bounds checks above; ERRCODE_INDEX_CORRUPTED naming
+ * locked), after the bounds checks above (and _fbt_check_offnum(): offnum
+ * within the line pointer array); ERRCODE_INDEX_CORRUPTED naming
  * the index and block if the offset or the item is out of bounds.
  */
 static inline IndexTuple
@@ -316,10 +327,7 @@ _fbt_getitem(Relation rel, Buffer buf, OffsetNumber offnum)
 	Page		page = BufferGetPage(buf);
 	ItemId		iid;
 
-	if (unlikely(offnum < FirstOffsetNumber ||
-				 offnum > PageGetMaxOffsetNumber(page)))
-		_fbt_corrupt_item(rel, buf, offnum,
-						  "The offset is past the line pointer array");
+	_fbt_check_offnum(rel, buf, page, offnum);
 	iid = PageGetItemId(page, offnum);
 	if (unlikely(!_fbt_itemid_ok(page, iid)))
 		_fbt_corrupt_item(rel, buf, offnum, NULL);
@@ -340,10 +348,7 @@ _fbt_getitem_header(Relation rel, Buffer buf, OffsetNumber offnum)
 	Page		page = BufferGetPage(buf);
 	ItemId		iid;
 
-	if (unlikely(offnum < FirstOffsetNumber ||
-				 offnum > PageGetMaxOffsetNumber(page)))
-		_fbt_corrupt_item(rel, buf, offnum,
-						  "The offset is past the line pointer array");
+	_fbt_check_offnum(rel, buf, page, offnum);
 	iid = PageGetItemId(page, offnum);
 	if (unlikely(ItemIdGetOffset(iid) > FBT_MAX_FAST_OFFSET))
 		_fbt_corrupt_item(rel, buf, offnum, NULL);

@@ -43,7 +43,9 @@
 use strict;
 use warnings;
 
-use Fcntl qw(SEEK_SET);
+use FindBin;
+use lib $FindBin::RealBin;
+use FbtPageFile;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -209,30 +211,6 @@ for my $index (qw(c_a_k c_b_k c_c_k c_d_k c_e_k c_e2_k c_f_k c_g_k c_h_t c_i_k c
 
 # Every write reaches the files before we touch them.
 $node->stop;
-
-sub read_bytes
-{
-	my ($path, $offset, $len) = @_;
-	my $buf;
-
-	open(my $fh, '<', $path) or die "open $path: $!";
-	binmode $fh;
-	sysseek($fh, $offset, SEEK_SET) or die "seek $path: $!";
-	sysread($fh, $buf, $len) == $len or die "read $path: $!";
-	close $fh;
-	return $buf;
-}
-
-sub write_bytes
-{
-	my ($path, $offset, $bytes) = @_;
-
-	open(my $fh, '+<', $path) or die "open $path: $!";
-	binmode $fh;
-	sysseek($fh, $offset, SEEK_SET) or die "seek $path: $!";
-	syswrite($fh, $bytes) == length($bytes) or die "write $path: $!";
-	close $fh;
-}
 
 # offset of line pointer $off (1-based) of block $blk
 sub lp_pos

@@ -20,7 +20,9 @@
 use strict;
 use warnings;
 
-use Fcntl qw(SEEK_SET);
+use FindBin;
+use lib $FindBin::RealBin;
+use FbtPageFile;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -75,37 +77,13 @@ my $path = $node->data_dir . '/'
   . $node->safe_psql('postgres', "SELECT pg_relation_filepath('w_k')");
 $node->stop;
 
-sub write_bytes
-{
-	my ($offset, $bytes) = @_;
-
-	open(my $fh, '+<', $path) or die "open $path: $!";
-	binmode $fh;
-	sysseek($fh, $offset, SEEK_SET) or die "seek $path: $!";
-	syswrite($fh, $bytes) == length($bytes) or die "write $path: $!";
-	close $fh;
-}
-
-sub read_bytes
-{
-	my ($offset, $len) = @_;
-	my $buf;
-
-	open(my $fh, '<', $path) or die "open $path: $!";
-	binmode $fh;
-	sysseek($fh, $offset, SEEK_SET) or die "seek $path: $!";
-	sysread($fh, $buf, $len) == $len or die "read $path: $!";
-	close $fh;
-	return $buf;
-}
-
 # L's right-link to L itself
-write_bytes($leaf_l * $BLCKSZ + $SPECIAL + 4, pack('V', $leaf_l));
+write_bytes($path, $leaf_l * $BLCKSZ + $SPECIAL + 4, pack('V', $leaf_l));
 # the root's downlink 4 (to R) to L: a pivot's t_tid block number, stored
 # as BlockIdData (bi_hi, bi_lo: uint16 each), starts the tuple
-my $lp4 = unpack('V', read_bytes($root * $BLCKSZ + $PAGE_HEADER + 12, 4));
+my $lp4 = unpack('V', read_bytes($path, $root * $BLCKSZ + $PAGE_HEADER + 12, 4));
 my $tuple4 = $root * $BLCKSZ + ($lp4 & 0x7FFF);
-write_bytes($tuple4, pack('vv', $leaf_l >> 16, $leaf_l & 0xFFFF));
+write_bytes($path, $tuple4, pack('vv', $leaf_l >> 16, $leaf_l & 0xFFFF));
 
 $node->start;
 
