@@ -251,12 +251,13 @@ extern pg_attribute_noreturn() void _fbt_corrupt_item(Relation rel, Buffer buf,
 /*
  * Bounds checks for items of a locked page, whose header _fbt_checkpage()
  * has checked (pd_lower <= pd_upper <= pd_special, the special space ours).
- * A line pointer must have storage (LP_NORMAL or LP_DEAD: both have the
- * LP_NORMAL bit), lie in [pd_upper, pd_special), hold at least a tuple
- * header, and the tuple's own length must fit in it.  Damaged pages then
- * raise ERRCODE_INDEX_CORRUPTED instead of sending a reader outside the
- * page.  Cheap enough for every binary-search probe: a few comparisons on
- * bytes the probe reads anyway.
+ * An item must lie in [pd_upper, pd_special), hold at least a tuple header,
+ * and the tuple's own length must fit in it.  Damaged pages then raise
+ * ERRCODE_INDEX_CORRUPTED instead of sending a reader outside the page.
+ * What these do not catch (flags of an unused line pointer with a length,
+ * a tuple length below its header) can only make a reader read wrong bytes
+ * of the page, never outside it.  A few comparisons on bytes the reader
+ * loads anyway.
  */
 static inline bool
 _fbt_itemid_ok(Page page, ItemId iid)
@@ -265,13 +266,10 @@ _fbt_itemid_ok(Page page, ItemId iid)
 	uint32		off = ItemIdGetOffset(iid);
 	uint32		len = ItemIdGetLength(iid);
 
-	return (iid->lp_flags & LP_NORMAL) != 0 &&
-		off >= phdr->pd_upper &&
+	return off >= phdr->pd_upper &&
 		len >= sizeof(IndexTupleData) &&
 		off + len <= phdr->pd_special &&
-		IndexTupleSize((IndexTuple) ((char *) page + off)) <= len &&
-		IndexTupleSize((IndexTuple) ((char *) page + off)) >=
-		sizeof(IndexTupleData);
+		IndexTupleSize((IndexTuple) ((char *) page + off)) <= len;
 }
 
 /*

@@ -354,20 +354,28 @@ _fbt_cmp_attr(FbtScanInsert key, int i, Datum datum, bool isnull)
 }
 
 /*
- * Check that a varlena or cstring value of a tuple lies within the tuple
- * before a comparator reads it: a damaged length word would otherwise make
- * it read far outside the page.  Fixed-width values need no check: the
- * tuple's own length was checked against the page (_fbt_itemid_ok).
+ * Check that a key value lies within the page before a comparator reads
+ * it: a damaged varlena length, or lengths that put a value past the end,
+ * would otherwise make it read outside the page.  The binary search bounds
+ * only an item's start (FBT_MAX_FAST_OFFSET: its header is in the page);
+ * every value compared is checked here against the end of the page's item
+ * space, which _fbt_checkpage() checked, in attribute order, so that
+ * index_getattr() only ever steps over values already checked.  A value
+ * that lies in the page but past its own tuple is damage this cannot see;
+ * it can only give a wrong comparison, on a page that is damaged anyway.
  */
 static inline void
-_fbt_check_value(Relation rel, Buffer buf, OffsetNumber offnum,
-				 IndexTuple itup, Form_pg_attribute att, Datum datum)
+_fbt_check_value(Relation rel, Buffer buf, OffsetNumber offnum, Page page,
+				 Form_pg_attribute att, Datum datum)
 {
-	if (att->attlen < 0 &&
-		unlikely(!_fbt_value_ok(att->attlen, DatumGetPointer(datum),
-								(const char *) itup + IndexTupleSize(itup))))
+	const char *end = (const char *) page + ((PageHeader) page)->pd_special;
+	const char *p = att->attbyval ? NULL : DatumGetPointer(datum);
+
+	if (att->attlen < 0 ?
+		unlikely(!_fbt_value_ok(att->attlen, p, end)) :
+		unlikely(p != NULL && p + att->attlen > end))
 		_fbt_corrupt_item(rel, buf, offnum,
-						  "A key value extends past the end of its tuple");
+						  "A key value has an invalid length or extends past the end of the page");
 }
 
 /*
@@ -378,7 +386,7 @@ _fbt_check_value(Relation rel, Buffer buf, OffsetNumber offnum,
  */
 static inline int32
 _fbt_compare_leaf(Relation rel, FbtScanInsert key, IndexTuple itup,
-				  Buffer buf, OffsetNumber offnum)
+				  Buffer buf, OffsetNumber offnum, Page page)
 {
 	TupleDesc	itupdesc = RelationGetDescr(rel);
 	int			i;
@@ -399,7 +407,7 @@ _fbt_compare_leaf(Relation rel, FbtScanInsert key, IndexTuple itup,
 		else
 			datum = index_getattr(itup, i + 1, itupdesc, &isNull);
 		if (!isNull)
-			_fbt_check_value(rel, buf, offnum, itup, att, datum);
+			_fbt_check_value(rel, buf, offnum, page, att, datum);
 		result = _fbt_cmp_attr(key, i, datum, isNull);
 		if (result != 0)
 			return result;
@@ -416,7 +424,7 @@ _fbt_compare_leaf(Relation rel, FbtScanInsert key, IndexTuple itup,
  */
 static inline int32
 _fbt_compare_pivot(Relation rel, FbtScanInsert key, IndexTuple itup,
-				   Buffer buf, OffsetNumber offnum)
+				   Buffer buf, OffsetNumber offnum, Page page)
 {
 	TupleDesc	itupdesc = RelationGetDescr(rel);
 	int			ntupatts = ItemPointerGetOffsetNumberNoCheck(&itup->t_tid) &
@@ -433,7 +441,7 @@ _fbt_compare_pivot(Relation rel, FbtScanInsert key, IndexTuple itup,
 
 		datum = index_getattr(itup, i + 1, itupdesc, &isNull);
 		if (!isNull)
-			_fbt_check_value(rel, buf, offnum, itup,
+			_fbt_check_value(rel, buf, offnum, page,
 							 TupleDescAttr(itupdesc, i), datum);
 		result = _fbt_cmp_attr(key, i, datum, isNull);
 		if (result != 0)
@@ -446,6 +454,12 @@ _fbt_compare_pivot(Relation rel, FbtScanInsert key, IndexTuple itup,
 	heapTid = FbtTupleGetHeapTID(itup);
 	if (heapTid == NULL)
 		return 1;
+	/* the TID sits at the tuple's end, which nothing checked so far */
+	if (unlikely((char *) heapTid < (char *) itup ||
+				 (char *) (heapTid + 1) >
+				 (char *) page + ((PageHeader) page)->pd_special))
+		_fbt_corrupt_item(rel, buf, offnum,
+						  "The heap TID of a pivot tuple is outside the page");
 	return ItemPointerCompare(key->scantid, heapTid);
 }
 
@@ -481,8 +495,8 @@ _fbt_compare(Relation rel, FbtScanInsert key, Buffer buf, OffsetNumber offnum)
 		if (r != 0)
 			return r;
 	}
-	return isleaf ? _fbt_compare_leaf(rel, key, itup, buf, offnum) :
-		_fbt_compare_pivot(rel, key, itup, buf, offnum);
+	return isleaf ? _fbt_compare_leaf(rel, key, itup, buf, offnum, page) :
+		_fbt_compare_pivot(rel, key, itup, buf, offnum, page);
 }
 
 /*
@@ -517,9 +531,9 @@ _fbt_machine_kind(uint8 kind)
  * the tuple header and the fixed-width value at its start, so it needs only
  * the line pointer's offset bounded (FBT_MAX_FAST_OFFSET) to stay within the
  * page; a damaged length can then at worst give a wrong comparison on a
- * page that is damaged anyway, never a read outside it.  The full item check
- * (_fbt_itemid_ok) runs before a tie goes to the general comparison, which
- * decodes attributes.  "itemkey" decides a probe on the first column;
+ * page that is damaged anyway, never a read outside it.  A tie goes to the
+ * general comparison, which checks each value it decodes against the page
+ * (_fbt_check_value).  "itemkey" decides a probe on the first column;
  * a tie falls back to "tiecmp", the general comparison of the whole key.
  * For pivots, only items that kept the first attribute are decided fast.
  */
@@ -548,12 +562,9 @@ _fbt_machine_kind(uint8 kind)
 			else \
 				r = 0; \
 			if (r == 0) \
-			{ \
-				if (unlikely(!_fbt_itemid_ok(page, iid))) \
-					_fbt_corrupt_item(rel, buf, mid, NULL); \
-				r = (pivot) ? _fbt_compare_pivot(rel, key, itup, buf, mid) : \
-					_fbt_compare_leaf(rel, key, itup, buf, mid); \
-			} \
+				r = (pivot) ? \
+					_fbt_compare_pivot(rel, key, itup, buf, mid, page) : \
+					_fbt_compare_leaf(rel, key, itup, buf, mid, page); \
 			if (r >= cmpval) \
 				low = mid + 1; \
 			else \
@@ -564,9 +575,10 @@ _fbt_machine_kind(uint8 kind)
 /*
  * _fbt_binsrch() -- binary search for key on a pinned and locked page.
  *
- * Every item probed is bounds-checked against the page header (which
- * _fbt_checkpage() checked when the page was locked) before it is read;
- * ERRCODE_INDEX_CORRUPTED for one that does not fit.
+ * Every item probed has its start bounded (FBT_MAX_FAST_OFFSET) and every
+ * value compared checked against the page (_fbt_check_value), whose header
+ * _fbt_checkpage() checked when the page was locked, so no probe reads
+ * outside the page; ERRCODE_INDEX_CORRUPTED for an item that would.
  *
  * On a leaf, returns the offset of the first item >= key (> key with
  * nextkey), which may be one past the last item.  On an internal page,
@@ -620,7 +632,7 @@ _fbt_binsrch(Relation rel, FbtScanInsert key, Buffer buf)
 				IndexTuple	itup;
 				int32		r = 0;
 
-				if (unlikely(!_fbt_itemid_ok(page, iid)))
+				if (unlikely(ItemIdGetOffset(iid) > FBT_MAX_FAST_OFFSET))
 					_fbt_corrupt_item(rel, buf, mid, NULL);
 				itup = (IndexTuple) PageGetItem(page, iid);
 
@@ -630,8 +642,9 @@ _fbt_binsrch(Relation rel, FbtScanInsert key, Buffer buf)
 					  FBT_OFFSET_MASK) >= 1))
 					r = _fbt_cmp_first_machine(key, itup);
 				if (r == 0)
-					r = isleaf ? _fbt_compare_leaf(rel, key, itup, buf, mid) :
-						_fbt_compare_pivot(rel, key, itup, buf, mid);
+					r = isleaf ?
+						_fbt_compare_leaf(rel, key, itup, buf, mid, page) :
+						_fbt_compare_pivot(rel, key, itup, buf, mid, page);
 				if (r >= cmpval)
 					low = mid + 1;
 				else
