@@ -48,6 +48,14 @@ _PG_init(void)
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
+	DefineCustomBoolVariable("fastbtree.recent_buffers",
+							 "Pins internal pages through the buffer each was last found in, without a buffer-mapping lookup.",
+							 "Off: every page is pinned through ReadBuffer(), as btree does.",
+							 &fbt_recent_buffers,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
 	MarkGUCPrefixReserved("fastbtree");
 }
 

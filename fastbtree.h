@@ -196,6 +196,29 @@ typedef struct FbtMetaPageData
 	((FbtMetaPageData *) PageGetContents(page))
 
 /*
+ * What a backend keeps in the index's relcache entry (rd_amcache): a copy of
+ * the metapage (first, so that rd_amcache can be read as one), and
+ * recent-buffer hints for internal pages (DESIGN.md §5): the buffer each
+ * one was last found in, so that the next descent can pin it with
+ * ReadRecentBuffer() instead of a buffer-mapping lookup.  A hint is only a
+ * guess, checked by ReadRecentBuffer() against the buffer's tag; a stale
+ * one costs a normal read and is replaced.  Slot = block % FBT_NHINTS.
+ */
+#define FBT_NHINTS			64
+
+typedef struct FbtBufferHint
+{
+	BlockNumber blkno;			/* InvalidBlockNumber: empty slot */
+	Buffer		buf;
+} FbtBufferHint;
+
+typedef struct FbtAmCache
+{
+	FbtMetaPageData meta;
+	FbtBufferHint hints[FBT_NHINTS];
+} FbtAmCache;
+
+/*
  * Pivot tuple representation (see the file header).
  */
 #define FBT_OFFSET_MASK			0x0FFF	/* count of key attributes */
@@ -574,6 +597,9 @@ extern bool fbtcanreturn(Relation index, int attno);
 
 /* fbtcompare.c */
 extern bool fbt_fast_compare;
+
+/* fbtpage.c */
+extern bool fbt_recent_buffers;
 extern void _fbt_prepare_compare(Relation rel, FbtScanInsert key);
 extern void _fbt_prepare_compare_col(Relation rel, FbtScanInsert key, int i);
 extern FbtCmpKind _fbt_classify_key(Relation rel, ScanKey sk, Oid procoid,

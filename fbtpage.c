@@ -12,6 +12,7 @@
 
 #include "access/generic_xlog.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "port/atomics.h"
 #include "storage/lmgr.h"
 #include "storage/predicate.h"
@@ -102,7 +103,8 @@ _fbt_checkmeta(Relation rel, Page page)
  * refresh: ignore the cache and reread block 0.  Takes and releases a share
  * lock on the metapage when it reads it; no locks or pins are held on
  * return.  The result lives in rd_indexcxt and is valid until the next
- * call with refresh = true or a relcache flush.  Raises
+ * call with refresh = true or a relcache flush.  The recent-buffer hints
+ * kept beside it (FbtAmCache) survive a refresh.  Raises
  * ERRCODE_INDEX_CORRUPTED for a metapage that is not ours.
  */
 FbtMetaPageData *
@@ -117,8 +119,15 @@ _fbt_getmeta(Relation rel, bool refresh)
 	metabuf = _fbt_getbuf(rel, FBT_METAPAGE, FBT_READ);
 	metad = _fbt_checkmeta(rel, BufferGetPage(metabuf));
 	if (rel->rd_amcache == NULL)
-		rel->rd_amcache = MemoryContextAlloc(rel->rd_indexcxt,
-											 sizeof(FbtMetaPageData));
+	{
+		FbtAmCache *cache = MemoryContextAlloc(rel->rd_indexcxt,
+											   sizeof(FbtAmCache));
+		int			i;
+
+		for (i = 0; i < FBT_NHINTS; i++)
+			cache->hints[i].blkno = InvalidBlockNumber;
+		rel->rd_amcache = cache;
+	}
 	memcpy(rel->rd_amcache, metad, sizeof(FbtMetaPageData));
 	UnlockReleaseBuffer(metabuf);
 	return (FbtMetaPageData *) rel->rd_amcache;
@@ -383,6 +392,53 @@ _fbt_check_link(Relation rel, BlockNumber blkno)
 				 errhint("Please REINDEX it.")));
 }
 
+bool		fbt_recent_buffers = true;
+
+/*
+ * Pin block blkno of rel, through its recent-buffer hint when it has one
+ * that still holds the block (no buffer-mapping lookup), else through
+ * ReadBuffer().  A hit is counted in the relation's statistics as
+ * ReadBuffer() would count it (a fetch and a hit), so pg_statio_*_indexes
+ * read the same either way.
+ */
+static inline Buffer
+_fbt_readbuf(Relation rel, BlockNumber blkno)
+{
+	if (fbt_recent_buffers && rel->rd_amcache != NULL)
+	{
+		FbtBufferHint *hint =
+			&((FbtAmCache *) rel->rd_amcache)->hints[blkno % FBT_NHINTS];
+
+		if (hint->blkno == blkno &&
+			ReadRecentBuffer(rel->rd_node, MAIN_FORKNUM, blkno, hint->buf))
+		{
+			pgstat_count_buffer_read(rel);
+			pgstat_count_buffer_hit(rel);
+			return hint->buf;
+		}
+	}
+	return ReadBuffer(rel, blkno);
+}
+
+/*
+ * Remember where an internal page was found (buf pinned and locked, page
+ * checked), for the next descent.  Leaves are not hinted: a probe touches
+ * a different leaf almost every time, and there are too many of them.
+ */
+static inline void
+_fbt_remember_buf(Relation rel, Buffer buf, BlockNumber blkno)
+{
+	if (fbt_recent_buffers && rel->rd_amcache != NULL &&
+		!P_ISLEAF(FbtPageGetOpaque(BufferGetPage(buf))))
+	{
+		FbtBufferHint *hint =
+			&((FbtAmCache *) rel->rd_amcache)->hints[blkno % FBT_NHINTS];
+
+		hint->blkno = blkno;
+		hint->buf = buf;
+	}
+}
+
 /*
  * _fbt_getbuf() -- pin and lock an existing index page.
  *
@@ -397,9 +453,10 @@ _fbt_getbuf(Relation rel, BlockNumber blkno, int access)
 	Buffer		buf;
 
 	_fbt_check_link(rel, blkno);
-	buf = ReadBuffer(rel, blkno);
+	buf = _fbt_readbuf(rel, blkno);
 	LockBuffer(buf, access);
 	_fbt_checkpage(rel, buf);
+	_fbt_remember_buf(rel, buf, blkno);
 	return buf;
 }
 
@@ -451,9 +508,12 @@ _fbt_relandgetbuf(Relation rel, Buffer obuf, BlockNumber blkno, int access)
 	if (BufferIsValid(obuf))
 		LockBuffer(obuf, BUFFER_LOCK_UNLOCK);
 	CHECK_FOR_INTERRUPTS();
-	buf = ReleaseAndReadBuffer(obuf, rel, blkno);
+	if (BufferIsValid(obuf))
+		ReleaseBuffer(obuf);
+	buf = _fbt_readbuf(rel, blkno);
 	LockBuffer(buf, access);
 	_fbt_checkpage(rel, buf);
+	_fbt_remember_buf(rel, buf, blkno);
 	return buf;
 }
 
