@@ -50,9 +50,9 @@ _PG_init(void)
 							 NULL, NULL, NULL);
 	DefineCustomBoolVariable("fastbtree.recent_buffers",
 							 "Pins internal pages through the buffer each was last found in, without a buffer-mapping lookup.",
-							 "Off: every page is pinned through ReadBuffer(), as btree does.",
+							 "Off (the default until scans keep their pins): every page is pinned through ReadBuffer(), as btree does.",
 							 &fbt_recent_buffers,
-							 true,
+							 false,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);

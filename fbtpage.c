@@ -392,7 +392,7 @@ _fbt_check_link(Relation rel, BlockNumber blkno)
 				 errhint("Please REINDEX it.")));
 }
 
-bool		fbt_recent_buffers = true;
+bool		fbt_recent_buffers = false;
 
 /*
  * Pin block blkno of rel, through its recent-buffer hint when it has one
@@ -423,13 +423,18 @@ _fbt_readbuf(Relation rel, BlockNumber blkno)
 /*
  * Remember where an internal page was found (buf pinned and locked, page
  * checked), for the next descent.  Leaves are not hinted: a probe touches
- * a different leaf almost every time, and there are too many of them.
+ * a different leaf almost every time, and there are too many of them; nor
+ * is the metapage (read only on refresh).  Temporary indexes are not
+ * hinted either: their local buffers need no mapping lock, and early 15.x
+ * releases mishandled local buffers in ReadRecentBuffer().
  */
 static inline void
 _fbt_remember_buf(Relation rel, Buffer buf, BlockNumber blkno)
 {
 	if (fbt_recent_buffers && rel->rd_amcache != NULL &&
-		!P_ISLEAF(FbtPageGetOpaque(BufferGetPage(buf))))
+		!(FbtPageGetOpaque(BufferGetPage(buf))->fbto_flags &
+		  (FBTP_LEAF | FBTP_META)) &&
+		!RelationUsesLocalBuffers(rel))
 	{
 		FbtBufferHint *hint =
 			&((FbtAmCache *) rel->rd_amcache)->hints[blkno % FBT_NHINTS];

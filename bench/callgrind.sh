@@ -49,6 +49,7 @@ usage()
 	Options:
 	  --scale N         rows per table = 100000 * N; default $SCALE
 	  --types "T ..."   only these key types (of: ${KEY_TYPES[*]})
+	  --recent-buffers  run fastbtree with fastbtree.recent_buffers = on
 	  --results-dir DIR where to save the results; default bench/results
 	  --keep            keep the (stopped) cluster and the profiles in the
 	                    work directory
@@ -70,6 +71,7 @@ parse_args()
 			--scale=*) SCALE=${1#*=} ;;
 			--results-dir=*) RESULTS_DIR=${1#*=} ;;
 			--types=*) read -r -a KEY_TYPES <<<"${1#*=}" ;;
+			--recent-buffers) CG_RECENT_BUFFERS=on ;;
 			--keep) KEEP=yes ;;
 			-h|--help) usage; exit 0 ;;
 			*) die "unknown argument: $1 (see --help)" ;;

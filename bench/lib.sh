@@ -746,7 +746,8 @@ cg_run()
 	as_user valgrind --tool=callgrind --toggle-collect=fastbtree_probe \
 		--callgrind-out-file="$CG_FILE" \
 		postgres --single -D "$WORK/data" -c shared_buffers=512MB \
-		-c fastbtree.fast_compare="$(config_fast_compare "$config")" "$BENCH_DB" \
+		-c fastbtree.fast_compare="$(config_fast_compare "$config")" \
+		-c fastbtree.recent_buffers="${CG_RECENT_BUFFERS:-off}" "$BENCH_DB" \
 		>"$base.stdout" 2>"$base.stderr" <<-SQL
 		SELECT probes, found FROM fastbtree_probe('$index', (SELECT keys FROM $keys), $loops)
 	SQL
