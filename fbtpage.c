@@ -230,8 +230,9 @@ _fbt_getroot(Relation rel, int access, bool create)
 		rootbuf = _fbt_getbuf(rel, rootblkno,
 							  rootlevel == 0 ? access : FBT_READ);
 		opaque = FbtPageGetOpaque(BufferGetPage(rootbuf));
-		if (opaque->fbto_level == rootlevel && P_LEFTMOST(opaque) &&
-			(refresh || P_RIGHTMOST(opaque)) &&
+		if (opaque->fbto_level == rootlevel &&
+			P_ISLEAF(opaque) == (rootlevel == 0) &&
+			P_LEFTMOST(opaque) && (refresh || P_RIGHTMOST(opaque)) &&
 			!(opaque->fbto_flags & (FBTP_DELETED | FBTP_HALF_DEAD | FBTP_META)))
 			return rootbuf;
 		UnlockReleaseBuffer(rootbuf);
@@ -273,8 +274,8 @@ _fbt_checkpage(Relation rel, Buffer buf)
 	 * within [pd_upper, pd_special), no more line pointers than a scan's
 	 * arrays hold).  A missing high key or downlink is caught by the offset
 	 * check of _fbt_getitem(); a link to a page of the wrong level, or to
-	 * the metapage, by the descent (_fbt_check_level), which also checks
-	 * that the leaf it stops at is on level 0.  The out-of-line checks tell
+	 * the metapage, by the descent (_fbt_check_level; _fbt_getroot for the
+	 * root), which also checks that the leaf flag agrees with the level.  The out-of-line checks tell
 	 * what is wrong.
 	 */
 	if (unlikely(phdr->pd_special != BLCKSZ - MAXALIGN(sizeof(FbtPageOpaqueData))))

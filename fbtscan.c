@@ -30,28 +30,27 @@ static bool _fbt_first(IndexScanDesc scan, ScanDirection dir);
 static bool _fbt_next(IndexScanDesc scan, ScanDirection dir);
 static bool _fbt_steppage(IndexScanDesc scan, ScanDirection dir);
 
-/* The sum of a tuple descriptor's attribute widths (fixed-width ones) */
+/*
+ * The sum of a tuple descriptor's fixed attribute widths; *hasvarlen says
+ * whether it also has varlena or cstring attributes.
+ */
 static int
-_fbt_fixed_width(TupleDesc desc)
+_fbt_fixed_width(TupleDesc desc, bool *hasvarlen)
 {
 	int			width = 0;
 	int			i;
 
+	*hasvarlen = false;
 	for (i = 0; i < desc->natts; i++)
-		width += Max(TupleDescAttr(desc, i)->attlen, 0);
+	{
+		int16		attlen = TupleDescAttr(desc, i)->attlen;
+
+		if (attlen < 0)
+			*hasvarlen = true;
+		else
+			width += attlen;
+	}
 	return width;
-}
-
-/* Whether a tuple descriptor has varlena or cstring attributes */
-static bool
-_fbt_has_varlen_atts(TupleDesc desc)
-{
-	int			i;
-
-	for (i = 0; i < desc->natts; i++)
-		if (TupleDescAttr(desc, i)->attlen < 0)
-			return true;
-	return false;
 }
 
 static void
@@ -218,11 +217,15 @@ fbtbeginscan(Relation rel, int nkeys, int norderbys)
 	so->markPos.currPage = InvalidBlockNumber;
 	so->markItemIndex = -1;
 	so->checkTuples = false;
-	so->hasVarlenAtts = _fbt_has_varlen_atts(RelationGetDescr(rel));
-	/* a bound on where a tuple's fixed-width attributes end */
-	so->fixedExtent = MAXALIGN(sizeof(IndexTupleData) + sizeof(IndexAttributeBitMapData)) +
+	/*
+	 * A bound on where a tuple's fixed-width attributes end (header, null
+	 * bitmap, widths and worst-case alignment); used only without varlena
+	 * attributes (see _fbt_readitem).
+	 */
+	so->fixedExtent = MAXALIGN(sizeof(IndexTupleData) +
+							   sizeof(IndexAttributeBitMapData)) +
 		RelationGetDescr(rel)->natts * MAXIMUM_ALIGNOF +
-		(so->hasVarlenAtts ? 0 : _fbt_fixed_width(RelationGetDescr(rel)));
+		_fbt_fixed_width(RelationGetDescr(rel), &so->hasVarlenAtts);
 	scan->xs_itupdesc = RelationGetDescr(rel);
 	scan->opaque = so;
 	return scan;

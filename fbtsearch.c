@@ -158,10 +158,6 @@ _fbt_search(Relation rel, FbtScanInsert key, Buffer *bufP, int access,
 			continue;
 		}
 
-		/* the flag decides the lock mode taken: it must agree with level */
-		if (unlikely(isleaf && opaque->fbto_level != 0))
-			_fbt_check_level(rel, *bufP, 0, BufferGetBlockNumber(*bufP));
-
 		if (isleaf && leafoffP == NULL)
 		{
 			if (!P_RIGHTMOST(opaque) &&
