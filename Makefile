@@ -17,7 +17,7 @@ OBJS = \
 	fbtvalidate.o
 
 EXTENSION = fastbtree
-DATA = fastbtree--1.0.sql
+DATA = fastbtree--1.0.sql fastbtree--1.0--1.1.sql
 PGFILEDESC = "fastbtree - B-tree index access method with a faster search path"
 
 # Every sql/NAME.sql is a pg_regress test with expected/NAME.out.

@@ -50,13 +50,49 @@ _PG_init(void)
 							 NULL, NULL, NULL);
 	DefineCustomBoolVariable("fastbtree.recent_buffers",
 							 "Pins internal pages through the buffer each was last found in, without a buffer-mapping lookup.",
-							 "Off (the default until scans keep their pins): every page is pinned through ReadBuffer(), as btree does.",
+							 "Off: every page is pinned through ReadBuffer(), as btree does.",
 							 &fbt_recent_buffers,
-							 false,
+							 true,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
+	DefineCustomBoolVariable("fastbtree.scan_pins",
+							 "Keeps the internal pages an index scan visits pinned until the scan ends, for its rescans.",
+							 "Off: every descent pins and unpins each page, as btree does.",
+							 &fbt_scan_pins,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+	DefineCustomBoolVariable("fastbtree.optimistic_reads",
+							 "Searches internal pages without their content lock, validated by the page version.",
+							 "Off: every internal page is share-locked while it is searched, as btree does.",
+							 &fbt_optimistic_reads,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+#ifdef USE_ASSERT_CHECKING
+	DefineCustomIntVariable("fastbtree.debug_stall_lock",
+							"Testing only: optimistic readers take and release this advisory lock between their two version reads.",
+							"0 (the default) disables the stall.  Exists only in builds with assertions.",
+							&fbt_debug_stall_lock,
+							0, 0, INT_MAX,
+							PGC_SUSET,
+							0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("fastbtree.debug_stall_level",
+							"Testing only: the tree level whose pages fastbtree.debug_stall_lock stalls on.",
+							NULL,
+							&fbt_debug_stall_level,
+							1, 1, INT_MAX,
+							PGC_SUSET,
+							0,
+							NULL, NULL, NULL);
+#endif
 	MarkGUCPrefixReserved("fastbtree");
+
+	RegisterXactCallback(fbt_xact_callback, NULL);
 }
 
 /*

@@ -36,6 +36,7 @@
 #include "access/amapi.h"
 #include "access/generic_xlog.h"
 #include "access/itup.h"
+#include "access/xact.h"
 #include "access/relscan.h"
 #include "access/sdir.h"
 #include "access/skey.h"
@@ -219,6 +220,75 @@ typedef struct FbtAmCache
 } FbtAmCache;
 
 /*
+ * Scan-lifetime pins (DESIGN.md §5, README.design "Pins"): the internal pages
+ * a scan's descents visited, kept pinned from the first descent until
+ * amendscan, so that the descents of later rescans reach them with no
+ * buffer-manager call at all.  The set owns one pin per entry; a descent
+ * "borrows" an entry's buffer without pinning it again.  Leaves are never
+ * kept.  A scan keeps at most FBT_MAX_SCAN_PINS, and a backend at most
+ * _fbt_scan_pin_budget() in all its scans (see fbtpage.c).
+ */
+#define FBT_MAX_SCAN_PINS	16
+
+typedef struct FbtScanPins
+{
+	int			npins;
+	BlockNumber blkno[FBT_MAX_SCAN_PINS];
+	Buffer		buf[FBT_MAX_SCAN_PINS];
+} FbtScanPins;
+
+/*
+ * Per-backend counters of the descent, returned by fastbtree_stats() (see
+ * fastbtree--1.1.sql for what each means).  Never reset; callers take
+ * differences.
+ */
+typedef struct FbtStats
+{
+	uint64		descents;		/* root-to-leaf descents (_fbt_search) */
+	uint64		opt_validated;	/* internal pages searched without a lock */
+	uint64		opt_retried;	/* unlocked searches repeated: version moved */
+	uint64		opt_fallback_odd;	/* locked: version odd when first read */
+	uint64		opt_fallback_changed;	/* locked: moved on every try */
+	uint64		opt_fallback_bounds;	/* locked: bounds check failed */
+	uint64		opt_fallback_unsupported;	/* locked: a NULL or split to
+											 * finish */
+	uint64		locked_inner;	/* internal pages searched under the share
+								 * lock: switch off, recovery, keys that are
+								 * not fixed-width, and the fallbacks */
+	uint64		versions_healed;	/* odd versions left by recovery made
+									 * even */
+	uint64		recent_hits;	/* pins through a recent-buffer hint */
+	uint64		recent_misses;	/* hinted blocks whose hint was stale */
+	uint64		scan_pin_reuses;	/* internal pages found in a scan's pins */
+	uint64		scan_pins_taken;	/* pins kept for a scan's lifetime */
+} FbtStats;
+
+extern FbtStats fbt_stats;
+
+/*
+ * The result of searching an internal page without its content lock
+ * (_fbt_search_inner_unlocked).  Read from the page, so valid only once the
+ * page's version is known to be unchanged.
+ */
+typedef struct FbtInnerStep
+{
+	uint16		flags;			/* fbto_flags */
+	uint32		level;			/* fbto_level */
+	BlockNumber prev;			/* fbto_prev */
+	BlockNumber next;			/* fbto_next: the right-link */
+	bool		moveright;		/* key is beyond the high key: go to next */
+	OffsetNumber offnum;		/* else: the pivot whose downlink to follow */
+	BlockNumber child;			/* and that downlink */
+} FbtInnerStep;
+
+typedef enum FbtUnlockedResult
+{
+	FBT_UNLOCKED_OK,			/* *step holds the answer (if validated) */
+	FBT_UNLOCKED_BOUNDS,		/* an offset, length or flag out of bounds */
+	FBT_UNLOCKED_UNSUPPORTED	/* needs a comparison done only under lock */
+} FbtUnlockedResult;
+
+/*
  * Pivot tuple representation (see the file header).
  */
 #define FBT_OFFSET_MASK			0x0FFF	/* count of key attributes */
@@ -377,6 +447,23 @@ _fbt_getitem_header(Relation rel, Buffer buf, OffsetNumber offnum)
 }
 
 /*
+ * A block number read from a page (downlink, sibling link, root) must not
+ * be P_NEW (InvalidBlockNumber): ReadBuffer() would extend the index with a
+ * zero page, without the extension lock.  Links past the end of the index
+ * are ReadBuffer()'s own "could not read block" error.
+ */
+static inline void
+_fbt_check_link(Relation rel, BlockNumber blkno)
+{
+	if (unlikely(blkno == P_NEW))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" contains a link to invalid block number %u",
+						RelationGetRelationName(rel), blkno),
+				 errhint("Please REINDEX it.")));
+}
+
+/*
  * Largest leaf tuple we accept, in bytes.  A leaf must hold a high key (a
  * pivot: at most a leaf tuple plus a heap TID) and two data items, so that
  * a split always succeeds; that bound gives btree's own limit, 2704 bytes
@@ -449,6 +536,10 @@ typedef struct FbtScanInsertData
 	Size		targlen[INDEX_MAX_KEYS];
 	void	   *tcopy[INDEX_MAX_KEYS];	/* detoasted copy of it, or NULL */
 	SortSupport ssup[INDEX_MAX_KEYS];	/* FBT_CMP_SORTSUPPORT comparators */
+	/* set by _fbt_prepare_unlocked(): where each key column's value sits */
+	bool		unlocked_ok;	/* every column machine kind, fixed width */
+	uint16		attoff[INDEX_MAX_KEYS];	/* offset from the tuple's start in
+										 * a tuple without NULLs */
 } FbtScanInsertData;
 
 typedef FbtScanInsertData *FbtScanInsert;
@@ -571,6 +662,9 @@ typedef struct FbtScanOpaqueData
 	char	   *currTuples;
 	char	   *markTuples;
 
+	/* internal pages kept pinned for the scan's lifetime */
+	FbtScanPins pins;
+
 	/* position state */
 	FbtScanPosData currPos;
 	FbtScanPosData markPos;
@@ -597,9 +691,19 @@ extern bool fbtcanreturn(Relation index, int attno);
 
 /* fbtcompare.c */
 extern bool fbt_fast_compare;
+extern void _fbt_prepare_unlocked(Relation rel, FbtScanInsert key);
+extern FbtUnlockedResult _fbt_search_inner_unlocked(FbtScanInsert key,
+													const char *page,
+													FbtInnerStep *step);
 
 /* fbtpage.c */
 extern bool fbt_recent_buffers;
+extern bool fbt_scan_pins;
+extern bool fbt_optimistic_reads;
+#ifdef USE_ASSERT_CHECKING
+extern int	fbt_debug_stall_lock;
+extern int	fbt_debug_stall_level;
+#endif
 extern void _fbt_prepare_compare(Relation rel, FbtScanInsert key);
 extern void _fbt_prepare_compare_col(Relation rel, FbtScanInsert key, int i);
 extern FbtCmpKind _fbt_classify_key(Relation rel, ScanKey sk, Oid procoid,
@@ -625,8 +729,18 @@ extern void _fbt_check_item_size(Relation rel, Relation heapRel,
 extern void _fbt_initmetapage(Page page, BlockNumber rootbknum, uint32 level);
 extern void _fbt_pageinit(Page page, uint32 level, uint16 flags);
 extern FbtMetaPageData *_fbt_getmeta(Relation rel, bool refresh);
-extern Buffer _fbt_getroot(Relation rel, int access, bool create);
+extern Buffer _fbt_getroot(Relation rel, int access, bool create,
+						   FbtScanPins *pins, bool *borrowed);
+extern bool _fbt_root_ok(uint16 flags, uint32 level, BlockNumber prev,
+						 BlockNumber next, uint32 rootlevel, bool refresh);
+extern void _fbt_bad_root(Relation rel, BlockNumber rootblkno,
+						  uint32 rootlevel);
 extern Buffer _fbt_getbuf(Relation rel, BlockNumber blkno, int access);
+extern Buffer _fbt_pinbuf(Relation rel, FbtScanPins *pins, BlockNumber blkno,
+						  bool internal, bool *borrowed);
+extern void _fbt_release_scan_pins(FbtScanPins *pins);
+extern void _fbt_heal_version(Buffer buf);
+extern void fbt_xact_callback(XactEvent event, void *arg);
 extern Buffer _fbt_allocbuf(Relation rel);
 extern Buffer _fbt_relandgetbuf(Relation rel, Buffer obuf, BlockNumber blkno,
 								int access);
@@ -650,8 +764,10 @@ extern void _fbt_wal_abort(FbtWal *wal);
 
 /* fbtsearch.c */
 extern FbtStack _fbt_search(Relation rel, FbtScanInsert key, Buffer *bufP,
-							int access, OffsetNumber *leafoffP);
-extern Buffer _fbt_get_endpoint(Relation rel, uint32 level, bool rightmost);
+							int access, OffsetNumber *leafoffP,
+							FbtScanPins *pins);
+extern Buffer _fbt_get_endpoint(Relation rel, uint32 level, bool rightmost,
+								FbtScanPins *pins);
 extern void _fbt_freestack(FbtStack stack);
 
 /* fbtscan.c */

@@ -655,3 +655,285 @@ _fbt_binsrch(Relation rel, FbtScanInsert key, Buffer buf)
 
 	return isleaf ? low : OffsetNumberPrev(low);
 }
+
+/*
+ * Searching an internal page without its content lock (DESIGN.md §5,
+ * README.design "Optimistic reads").
+ *
+ * The page may change under the search at any moment, so nothing read from
+ * it is trusted until the caller has found the page's version unchanged
+ * across the whole search; until then the search must merely stay within
+ * the page, end, and raise nothing.  Every field is therefore loaded once,
+ * through a volatile pointer (the compiler may not load it again later
+ * and see another value), and bounds-checked before anything derived from
+ * it is dereferenced: pd_special must be ours, pd_lower must give a line
+ * pointer array within the page, each line pointer must point to a
+ * maximally aligned item whose header, compared values and heap TID lie
+ * before the special space.  The binary search halves a range fixed by the
+ * one pd_lower read, so it ends.  Only keys whose every column compares as
+ * machine values of fixed width at a fixed offset are searched this way
+ * (_fbt_prepare_unlocked): no fmgr, no detoasting, no palloc, no elog on
+ * unvalidated bytes.  A pivot with NULLs is left to the locked search.
+ */
+
+/*
+ * _fbt_prepare_unlocked() -- decide whether key can search internal pages
+ * without their lock, and where each column's value sits in a pivot
+ * without NULLs: key->unlocked_ok and key->attoff[].  Call after the
+ * comparators are classified (cmpkind[]); cheap (a loop over the key's
+ * columns).
+ */
+void
+_fbt_prepare_unlocked(Relation rel, FbtScanInsert key)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	uint32		off = MAXALIGN(sizeof(IndexTupleData));
+	int			i;
+
+	key->unlocked_ok = false;
+	if (key->keysz < 1)
+		return;
+	for (i = 0; i < key->keysz; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		/* machine kinds imply a pass-by-value column of their width */
+		if (!_fbt_machine_kind(key->cmpkind[i]) || att->attlen <= 0)
+			return;
+		off = att_align_nominal(off, att->attalign);
+		key->attoff[i] = (uint16) off;
+		off += att->attlen;
+	}
+	key->unlocked_ok = true;
+}
+
+/* Special space offset of every fastbtree page */
+#define FBT_SPECIAL_OFFSET	(BLCKSZ - MAXALIGN(sizeof(FbtPageOpaqueData)))
+
+/* Load a line pointer once; false if its item is not a plausible pivot */
+static inline bool
+_fbt_unlocked_item(const char *page, OffsetNumber offnum, uint32 *itemoff)
+{
+	uint32		raw = *(const volatile uint32 *)
+		(page + SizeOfPageHeaderData + (offnum - 1) * sizeof(ItemIdData));
+	ItemIdData	iid;
+
+	memcpy(&iid, &raw, sizeof(iid));
+	if (iid.lp_flags != LP_NORMAL ||
+		iid.lp_off < SizeOfPageHeaderData ||
+		iid.lp_off % MAXIMUM_ALIGNOF != 0 ||
+		iid.lp_off + MAXALIGN(sizeof(IndexTupleData)) > FBT_SPECIAL_OFFSET)
+		return false;
+	*itemoff = iid.lp_off;
+	return true;
+}
+
+/*
+ * Compare key with the pivot at offset itemoff of an unlocked page, as
+ * _fbt_compare_pivot() does; *result gets < 0, 0, > 0.  Returns
+ * FBT_UNLOCKED_BOUNDS if the tuple is not a pivot or a value it must
+ * compare lies outside the tuple or the page, FBT_UNLOCKED_UNSUPPORTED if
+ * it has NULLs among the compared columns.
+ */
+static inline FbtUnlockedResult
+_fbt_unlocked_compare(FbtScanInsert key, const char *page, uint32 itemoff,
+					  int32 *result)
+{
+	const char *itup = page + itemoff;
+	uint16		info = *(const volatile uint16 *)
+		(itup + offsetof(IndexTupleData, t_info));
+	uint16		posid = *(const volatile uint16 *)
+		(itup + offsetof(IndexTupleData, t_tid) +
+		 offsetof(ItemPointerData, ip_posid));
+	uint32		size = info & INDEX_SIZE_MASK;
+	int			natts = posid & FBT_OFFSET_MASK;
+	int			ncmp = Min(natts, key->keysz);
+	int			i;
+
+	if (!(info & INDEX_AM_RESERVED_BIT) ||
+		size < sizeof(IndexTupleData) ||
+		itemoff + size > FBT_SPECIAL_OFFSET)
+		return FBT_UNLOCKED_BOUNDS;
+	if (ncmp > 0 && (info & INDEX_NULL_MASK))
+		return FBT_UNLOCKED_UNSUPPORTED;
+
+	for (i = 0; i < ncmp; i++)
+	{
+		uint32		off = key->attoff[i];
+		FbtCmpKind	kind = (FbtCmpKind) key->cmpkind[i];
+		Datum		datum;
+		int32		r;
+
+		switch (kind)
+		{
+			case FBT_CMP_INT2:
+				if (off + sizeof(int16) > size)
+					return FBT_UNLOCKED_BOUNDS;
+				datum = Int16GetDatum(*(const volatile int16 *) (itup + off));
+				break;
+			case FBT_CMP_INT4:
+			case FBT_CMP_OID:
+				if (off + sizeof(int32) > size)
+					return FBT_UNLOCKED_BOUNDS;
+				datum = Int32GetDatum(*(const volatile int32 *) (itup + off));
+				break;
+			case FBT_CMP_FLOAT4:
+				{
+					float4		f;
+
+					if (off + sizeof(float4) > size)
+						return FBT_UNLOCKED_BOUNDS;
+					f = *(const volatile float4 *) (itup + off);
+					datum = Float4GetDatum(f);
+				}
+				break;
+			case FBT_CMP_FLOAT8:
+				{
+					float8		f;
+
+					if (off + sizeof(float8) > size)
+						return FBT_UNLOCKED_BOUNDS;
+					f = *(const volatile float8 *) (itup + off);
+					datum = Float8GetDatum(f);
+				}
+				break;
+			default:
+				if (off + sizeof(int64) > size)
+					return FBT_UNLOCKED_BOUNDS;
+				datum = Int64GetDatum(*(const volatile int64 *) (itup + off));
+				break;
+		}
+		r = _fbt_machine_cmp(kind, key->iarg[i], key->farg[i], datum);
+		if (key->scankeys[i].sk_flags & FBT_SK_DESC)
+			INVERT_COMPARE_RESULT(r);
+		if (r != 0)
+		{
+			*result = r;
+			return FBT_UNLOCKED_OK;
+		}
+	}
+	if (key->keysz > natts)
+		*result = 1;
+	else if (key->scantid == NULL)
+		*result = 0;
+	else if (!(posid & FBT_PIVOT_HEAPTID))
+		*result = 1;
+	else
+	{
+		const volatile uint16 *tid;
+		ItemPointerData heaptid;
+
+		/* the heap TID: the tuple's last six bytes, after its header */
+		if (size < sizeof(IndexTupleData) + sizeof(ItemPointerData) ||
+			size % sizeof(uint16) != 0)
+			return FBT_UNLOCKED_BOUNDS;
+		tid = (const volatile uint16 *) (itup + size - sizeof(ItemPointerData));
+		heaptid.ip_blkid.bi_hi = tid[0];
+		heaptid.ip_blkid.bi_lo = tid[1];
+		heaptid.ip_posid = tid[2];
+		*result = ItemPointerCompare(key->scantid, &heaptid);
+	}
+	return FBT_UNLOCKED_OK;
+}
+
+/*
+ * _fbt_search_inner_unlocked() -- search an internal page for key without
+ * its content lock.
+ *
+ * page: BLCKSZ bytes that may change meanwhile (a pinned shared buffer) or
+ * hold anything at all (the torn-page fuzz).  key: an insertion scankey
+ * with key->unlocked_ok.  Fills *step with the page's special-space fields
+ * and either moveright (key is beyond the high key: continue at
+ * step->next) or the offset and downlink of the pivot to follow, exactly
+ * as the locked search (_fbt_binsrch() and the high-key test of
+ * _fbt_search()) would decide on the same bytes.  Returns FBT_UNLOCKED_OK,
+ * or FBT_UNLOCKED_BOUNDS / FBT_UNLOCKED_UNSUPPORTED (see above); whatever
+ * it returns, the result means something only if the caller then finds
+ * the page's version unchanged since before the call.  Reads only within
+ * [page, page + BLCKSZ); no locks, no errors, no memory allocation.
+ */
+FbtUnlockedResult
+_fbt_search_inner_unlocked(FbtScanInsert key, const char *page,
+						   FbtInnerStep *step)
+{
+	const volatile PageHeaderData *phdr = (const volatile PageHeaderData *) page;
+	const volatile FbtPageOpaqueData *opaque =
+		(const volatile FbtPageOpaqueData *) (page + FBT_SPECIAL_OFFSET);
+	uint16		lower = phdr->pd_lower;
+	uint16		special = phdr->pd_special;
+	OffsetNumber maxoff;
+	OffsetNumber firstdata;
+	OffsetNumber low;
+	OffsetNumber high;
+	uint32		itemoff;
+	int			cmpval = key->nextkey ? 0 : 1;
+	int32		r;
+	FbtUnlockedResult res;
+
+	step->flags = opaque->fbto_flags;
+	step->level = opaque->fbto_level;
+	step->prev = opaque->fbto_prev;
+	step->next = opaque->fbto_next;
+	step->moveright = false;
+	step->offnum = InvalidOffsetNumber;
+	step->child = InvalidBlockNumber;
+
+	if (special != FBT_SPECIAL_OFFSET ||
+		lower < SizeOfPageHeaderData ||
+		lower > FBT_SPECIAL_OFFSET ||
+		(step->flags & (FBTP_LEAF | FBTP_META)) || step->level == 0)
+		return FBT_UNLOCKED_BOUNDS;
+	maxoff = (lower - SizeOfPageHeaderData) / sizeof(ItemIdData);
+	if (maxoff > MaxIndexTuplesPerPage)
+		return FBT_UNLOCKED_BOUNDS;
+	firstdata = step->next == P_NONE ? P_HIKEY : P_FIRSTKEY;
+	if (maxoff < firstdata)
+		return FBT_UNLOCKED_BOUNDS;
+
+	/* the first data item is minus infinity: every key is greater */
+	low = firstdata + 1;
+	high = maxoff + 1;
+	while (high > low)
+	{
+		OffsetNumber mid = low + ((high - low) >> 1);
+
+		if (!_fbt_unlocked_item(page, mid, &itemoff))
+			return FBT_UNLOCKED_BOUNDS;
+		res = _fbt_unlocked_compare(key, page, itemoff, &r);
+		if (res != FBT_UNLOCKED_OK)
+			return res;
+		if (r >= cmpval)
+			low = mid + 1;
+		else
+			high = mid;
+	}
+	step->offnum = OffsetNumberPrev(low);
+
+	/* past the last pivot: the key may be beyond the high key */
+	if (step->next != P_NONE && step->offnum >= maxoff)
+	{
+		if (!_fbt_unlocked_item(page, P_HIKEY, &itemoff))
+			return FBT_UNLOCKED_BOUNDS;
+		res = _fbt_unlocked_compare(key, page, itemoff, &r);
+		if (res != FBT_UNLOCKED_OK)
+			return res;
+		if (r >= cmpval)
+		{
+			step->moveright = true;
+			return FBT_UNLOCKED_OK;
+		}
+	}
+
+	if (!_fbt_unlocked_item(page, step->offnum, &itemoff))
+		return FBT_UNLOCKED_BOUNDS;
+	{
+		const volatile uint16 *blk = (const volatile uint16 *)
+			(page + itemoff + offsetof(IndexTupleData, t_tid));
+		BlockIdData bid;
+
+		bid.bi_hi = blk[0];
+		bid.bi_lo = blk[1];
+		step->child = BlockIdGetBlockNumber(&bid);
+	}
+	return FBT_UNLOCKED_OK;
+}

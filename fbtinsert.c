@@ -129,7 +129,7 @@ fbtinsert(Relation rel, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		OffsetNumber newitemoff;
 
 		key->scantid = checkingunique ? NULL : &itup->t_tid;
-		stack = _fbt_search(rel, key, &buf, FBT_WRITE, NULL);
+		stack = _fbt_search(rel, key, &buf, FBT_WRITE, NULL, NULL);
 
 		if (checkingunique)
 		{
@@ -308,6 +308,7 @@ _fbt_check_unique(Relation rel, IndexTuple itup, Relation heapRel,
 				 * WAL-logged.  Leaves only, so optimistic inner-page
 				 * readers never see a hint write.
 				 */
+				Assert(P_ISLEAF(opaque));
 				opaque->fbto_flags |= FBTP_HAS_GARBAGE;
 				ItemIdMarkDead(curitemid);
 				MarkBufferDirtyHint(BufferIsValid(nbuf) ? nbuf : buf, true);
@@ -856,7 +857,7 @@ _fbt_insert_parent(Relation rel, Buffer buf, Buffer rbuf, FbtStack stack,
 	if (stack == NULL)
 	{
 		uint32		level = FbtPageGetOpaque(BufferGetPage(buf))->fbto_level;
-		Buffer		lmbuf = _fbt_get_endpoint(rel, level + 1, false);
+		Buffer		lmbuf = _fbt_get_endpoint(rel, level + 1, false, NULL);
 
 		if (!BufferIsValid(lmbuf))
 			elog(ERROR, "index \"%s\" has no level %u above block %u",

@@ -259,3 +259,42 @@ fastbtree_page_items(PG_FUNCTION_ARGS)
 	relation_close(rel, AccessShareLock);
 	return (Datum) 0;
 }
+
+PG_FUNCTION_INFO_V1(fastbtree_stats);
+
+/*
+ * fastbtree_stats() returns one row of int8 counters of this backend's
+ * descents since it started (FbtStats in fastbtree.h; the column comments
+ * in fastbtree--1.0--1.1.sql say what each counts).  Takes no locks; the
+ * counters are backend-local and never reset, so callers compare two
+ * calls.
+ */
+Datum
+fastbtree_stats(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[13];
+	bool		nulls[13] = {0};
+	int			i = 0;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	if (tupdesc->natts != lengthof(values))
+		elog(ERROR, "fastbtree_stats() is declared with %d columns, the library returns %d",
+			 tupdesc->natts, (int) lengthof(values));
+	values[i++] = Int64GetDatum((int64) fbt_stats.descents);
+	values[i++] = Int64GetDatum((int64) fbt_stats.opt_validated);
+	values[i++] = Int64GetDatum((int64) fbt_stats.opt_retried);
+	values[i++] = Int64GetDatum((int64) fbt_stats.opt_fallback_odd);
+	values[i++] = Int64GetDatum((int64) fbt_stats.opt_fallback_changed);
+	values[i++] = Int64GetDatum((int64) fbt_stats.opt_fallback_bounds);
+	values[i++] = Int64GetDatum((int64) fbt_stats.opt_fallback_unsupported);
+	values[i++] = Int64GetDatum((int64) fbt_stats.locked_inner);
+	values[i++] = Int64GetDatum((int64) fbt_stats.versions_healed);
+	values[i++] = Int64GetDatum((int64) fbt_stats.recent_hits);
+	values[i++] = Int64GetDatum((int64) fbt_stats.recent_misses);
+	values[i++] = Int64GetDatum((int64) fbt_stats.scan_pin_reuses);
+	values[i++] = Int64GetDatum((int64) fbt_stats.scan_pins_taken);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values,
+													  nulls)));
+}

@@ -11,6 +11,8 @@
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
+#include "access/xact.h"
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "port/atomics.h"
@@ -150,31 +152,66 @@ _fbt_getrootheight(Relation rel)
 }
 
 /*
+ * _fbt_root_ok() -- may a page with these special-space fields be taken as
+ * the root of level rootlevel?
+ *
+ * From the cache (refresh false), only a page of that level alone on it
+ * (no left or right sibling) is accepted, since that is the root whatever
+ * happened since; anything else means the root split or moved after we
+ * cached it, and the metapage must be read again.  Accepting any leftmost
+ * page would be correct for Lehman & Yao, but a backend that cached the
+ * root of a small index would then walk right across a whole level of the
+ * grown one on its next descent.  Right after a metapage read (refresh
+ * true), a leftmost page of the metapage's level is accepted: a root split
+ * since the read leaves at most a few right siblings to move across.  As
+ * nbtree's _bt_getroot() does.
+ */
+bool
+_fbt_root_ok(uint16 flags, uint32 level, BlockNumber prev, BlockNumber next,
+			 uint32 rootlevel, bool refresh)
+{
+	return level == rootlevel &&
+		((flags & FBTP_LEAF) != 0) == (rootlevel == 0) &&
+		prev == P_NONE && (refresh || next == P_NONE) &&
+		!(flags & (FBTP_DELETED | FBTP_HALF_DEAD | FBTP_META));
+}
+
+/*
+ * _fbt_bad_root() -- raise ERRCODE_INDEX_CORRUPTED for a root block that
+ * the metapage, just read, names but that _fbt_root_ok() refuses.
+ */
+void
+_fbt_bad_root(Relation rel, BlockNumber rootblkno, uint32 rootlevel)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("root block %u of index \"%s\" is not a leftmost page of level %u",
+					rootblkno, RelationGetRelationName(rel), rootlevel)));
+}
+
+/*
  * _fbt_getroot() -- pin and lock the root page.
  *
  * access: FBT_READ or FBT_WRITE, the lock taken on the root if it is a leaf
  * (an internal root is always share-locked: writers only write leaves on
  * the way down).  create: when the index is empty, make a root leaf (with
  * an exclusive metapage lock held meanwhile); otherwise return
- * InvalidBuffer for an empty index.
+ * InvalidBuffer for an empty index.  pins: the scan's lifetime pins or
+ * NULL (_fbt_pinbuf()); *borrowed tells whether the buffer returned belongs
+ * to them (then the caller unlocks it but must not release it).
  *
- * The cached root is validated on arrival, as nbtree's _bt_getroot does:
- * from the cache, only a page of the cached level that is alone on it (no
- * left or right sibling) is accepted, since that is the root whatever
- * happened since; anything else means the root split or moved after we
- * cached it, and the metapage is read again.  Accepting any leftmost
- * page would be correct for Lehman & Yao, but a backend that cached the
- * root of a small index would then walk right across a whole level of
- * the grown one on its next descent.  Right after a metapage read, a
- * leftmost page of the metapage's level is accepted: a root split since
- * the read leaves at most a few right siblings to move across.  Returns
- * the buffer pinned and locked; nothing else is held.
+ * The root found through the cached metapage is validated on arrival by
+ * _fbt_root_ok(); if refused, the metapage is read again, and a root it
+ * names that is refused too is ERRCODE_INDEX_CORRUPTED.  Returns the
+ * buffer pinned and locked, its page checked; nothing else is held.
  */
 Buffer
-_fbt_getroot(Relation rel, int access, bool create)
+_fbt_getroot(Relation rel, int access, bool create, FbtScanPins *pins,
+			 bool *borrowed)
 {
 	bool		refresh = false;
 
+	*borrowed = false;
 	for (;;)
 	{
 		FbtMetaPageData *metad = _fbt_getmeta(rel, refresh);
@@ -227,21 +264,24 @@ _fbt_getroot(Relation rel, int access, bool create)
 			return rootbuf;
 		}
 
-		rootbuf = _fbt_getbuf(rel, rootblkno,
-							  rootlevel == 0 ? access : FBT_READ);
+		rootbuf = _fbt_pinbuf(rel, pins, rootblkno, rootlevel > 0, borrowed);
+		LockBuffer(rootbuf, rootlevel == 0 ? access : FBT_READ);
+		_fbt_checkpage(rel, rootbuf);
 		opaque = FbtPageGetOpaque(BufferGetPage(rootbuf));
-		if (opaque->fbto_level == rootlevel &&
-			P_ISLEAF(opaque) == (rootlevel == 0) &&
-			P_LEFTMOST(opaque) && (refresh || P_RIGHTMOST(opaque)) &&
-			!(opaque->fbto_flags & (FBTP_DELETED | FBTP_HALF_DEAD | FBTP_META)))
+		if (_fbt_root_ok(opaque->fbto_flags, opaque->fbto_level,
+						 opaque->fbto_prev, opaque->fbto_next, rootlevel,
+						 refresh))
+		{
+			if (rootlevel > 0)
+				_fbt_heal_version(rootbuf);
 			return rootbuf;
-		UnlockReleaseBuffer(rootbuf);
+		}
+		LockBuffer(rootbuf, BUFFER_LOCK_UNLOCK);
+		if (!*borrowed)
+			ReleaseBuffer(rootbuf);
+		*borrowed = false;
 		if (refresh)
-			ereport(ERROR,
-					(errcode(ERRCODE_INDEX_CORRUPTED),
-					 errmsg("root block %u of index \"%s\" is not a leftmost page of level %u",
-							rootblkno, RelationGetRelationName(rel),
-							rootlevel)));
+			_fbt_bad_root(rel, rootblkno, rootlevel);
 		refresh = true;
 	}
 }
@@ -376,24 +416,39 @@ _fbt_corrupt_item(Relation rel, Buffer buf, OffsetNumber offnum,
 	pg_unreachable();
 }
 
+bool		fbt_recent_buffers = true;
+bool		fbt_scan_pins = true;
+bool		fbt_optimistic_reads = true;
+FbtStats	fbt_stats;
+
 /*
- * A block number read from a page (downlink, sibling link, root) must not
- * be P_NEW (InvalidBlockNumber): ReadBuffer() would extend the index with a
- * zero page, without the extension lock.  Links past the end of the index
- * are ReadBuffer()'s own "could not read block" error.
+ * Pins a backend keeps for scans' lifetimes, in all its scans together, and
+ * the most it may keep.  A backend with many open scans (cursors, deep
+ * nested loops) must not pin a large part of a small buffer pool: 1/512 of
+ * shared_buffers (32 pins with the default 128MB), at most 64; none with a
+ * pool of fewer than 512 buffers.  The count is reset at the end of each
+ * transaction, when every pin is gone (fbt_xact_callback); a pin released by
+ * a subtransaction's abort then stays counted until the transaction ends,
+ * which only lowers the budget meanwhile.
  */
-static inline void
-_fbt_check_link(Relation rel, BlockNumber blkno)
+static int	fbt_scan_pins_held = 0;
+
+static inline int
+_fbt_scan_pin_budget(void)
 {
-	if (unlikely(blkno == P_NEW))
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" contains a link to invalid block number %u",
-						RelationGetRelationName(rel), blkno),
-				 errhint("Please REINDEX it.")));
+	return Min(NBuffers / 512, 64);
 }
 
-bool		fbt_recent_buffers = false;
+/*
+ * Forget the scan pins of the transaction that ended: the resource owners
+ * released every buffer pin, and no scan survives its transaction.
+ * Registered by _PG_init().
+ */
+void
+fbt_xact_callback(XactEvent event, void *arg)
+{
+	fbt_scan_pins_held = 0;
+}
 
 /*
  * Pin block blkno of rel, through its recent-buffer hint when it has one
@@ -410,31 +465,34 @@ _fbt_readbuf(Relation rel, BlockNumber blkno)
 		FbtBufferHint *hint =
 			&((FbtAmCache *) rel->rd_amcache)->hints[blkno % FBT_NHINTS];
 
-		if (hint->blkno == blkno &&
-			ReadRecentBuffer(rel->rd_node, MAIN_FORKNUM, blkno, hint->buf))
+		if (hint->blkno == blkno)
 		{
-			pgstat_count_buffer_read(rel);
-			pgstat_count_buffer_hit(rel);
-			return hint->buf;
+			if (ReadRecentBuffer(rel->rd_node, MAIN_FORKNUM, blkno, hint->buf))
+			{
+				pgstat_count_buffer_read(rel);
+				pgstat_count_buffer_hit(rel);
+				fbt_stats.recent_hits++;
+				return hint->buf;
+			}
+			fbt_stats.recent_misses++;
 		}
 	}
 	return ReadBuffer(rel, blkno);
 }
 
 /*
- * Remember where an internal page was found (buf pinned and locked, page
- * checked), for the next descent.  Leaves are not hinted: a probe touches
- * a different leaf almost every time, and there are too many of them; nor
- * is the metapage (read only on refresh).  Temporary indexes are not
- * hinted either: their local buffers need no mapping lock, and early 15.x
- * releases mishandled local buffers in ReadRecentBuffer().
+ * Remember where an internal page was found, for the next descent.  Leaves
+ * are not hinted: a probe touches a different leaf almost every time, and
+ * there are too many of them; nor is the metapage (read only on refresh).
+ * Temporary indexes are not hinted either: their local buffers need no
+ * mapping lock, and early 15.x releases mishandled local buffers in
+ * ReadRecentBuffer().  The hint is only a guess (ReadRecentBuffer() checks
+ * the buffer's tag), so a caller that has not locked the page may set it.
  */
 static inline void
-_fbt_remember_buf(Relation rel, Buffer buf, BlockNumber blkno)
+_fbt_remember(Relation rel, Buffer buf, BlockNumber blkno)
 {
 	if (fbt_recent_buffers && rel->rd_amcache != NULL &&
-		!(FbtPageGetOpaque(BufferGetPage(buf))->fbto_flags &
-		  (FBTP_LEAF | FBTP_META)) &&
 		!RelationUsesLocalBuffers(rel))
 	{
 		FbtBufferHint *hint =
@@ -442,6 +500,125 @@ _fbt_remember_buf(Relation rel, Buffer buf, BlockNumber blkno)
 
 		hint->blkno = blkno;
 		hint->buf = buf;
+	}
+}
+
+/* The same for a page the caller has locked and checked */
+static inline void
+_fbt_remember_buf(Relation rel, Buffer buf, BlockNumber blkno)
+{
+	if (!(FbtPageGetOpaque(BufferGetPage(buf))->fbto_flags &
+		  (FBTP_LEAF | FBTP_META)))
+		_fbt_remember(rel, buf, blkno);
+}
+
+/*
+ * _fbt_pinbuf() -- pin block blkno of rel for a descent, without locking it.
+ *
+ * pins: the scan's lifetime pins, or NULL outside scans.  internal: the
+ * caller expects an internal page (a leaf is never kept in pins nor
+ * hinted).  If pins holds blkno, its buffer is returned with *borrowed set
+ * and no buffer-manager call at all: the caller must not release it (the
+ * scan does, at amendscan).  Else the block is pinned through its
+ * recent-buffer hint or ReadBuffer(); for an internal page the pin then
+ * goes to pins when the scan and the backend have room (*borrowed set), or
+ * stays the caller's (*borrowed clear: release it with ReleaseBuffer()).
+ * The page is not checked: the caller locks it and runs _fbt_checkpage(),
+ * or reads it optimistically.  Raises ERRCODE_INDEX_CORRUPTED for P_NEW.
+ *
+ * A pin held for a scan's lifetime blocks nothing: VACUUM takes cleanup
+ * locks on leaves only, writers need only exclusive content locks, and
+ * whatever would drop the index's buffers needs a lock that conflicts with
+ * the scan's (README.design, "Pins").
+ */
+Buffer
+_fbt_pinbuf(Relation rel, FbtScanPins *pins, BlockNumber blkno,
+			bool internal, bool *borrowed)
+{
+	Buffer		buf;
+
+	_fbt_check_link(rel, blkno);
+	*borrowed = false;
+	if (pins != NULL && internal)
+	{
+		int			i;
+
+		for (i = 0; i < pins->npins; i++)
+		{
+			if (pins->blkno[i] == blkno)
+			{
+				fbt_stats.scan_pin_reuses++;
+				/* a buffer pin, counted in the statistics as btree's is */
+				pgstat_count_buffer_read(rel);
+				pgstat_count_buffer_hit(rel);
+				*borrowed = true;
+				return pins->buf[i];
+			}
+		}
+	}
+	buf = _fbt_readbuf(rel, blkno);
+	if (internal)
+	{
+		_fbt_remember(rel, buf, blkno);
+		if (pins != NULL && fbt_scan_pins &&
+			pins->npins < FBT_MAX_SCAN_PINS &&
+			fbt_scan_pins_held < _fbt_scan_pin_budget())
+		{
+			pins->blkno[pins->npins] = blkno;
+			pins->buf[pins->npins] = buf;
+			pins->npins++;
+			fbt_scan_pins_held++;
+			fbt_stats.scan_pins_taken++;
+			*borrowed = true;
+		}
+	}
+	return buf;
+}
+
+/*
+ * _fbt_release_scan_pins() -- release every pin kept in pins (a scan's, at
+ * amendscan or when its relation is closed); pins is left empty.  The
+ * caller holds no content lock on those buffers.
+ */
+void
+_fbt_release_scan_pins(FbtScanPins *pins)
+{
+	int			i;
+
+	for (i = 0; i < pins->npins; i++)
+		ReleaseBuffer(pins->buf[i]);
+	fbt_scan_pins_held = Max(fbt_scan_pins_held - pins->npins, 0);
+	pins->npins = 0;
+}
+
+/*
+ * _fbt_heal_version() -- make an odd version of a share-locked internal
+ * page even.
+ *
+ * buf: pinned and share-locked (or exclusively locked), page checked.
+ * Writers make the version odd and then even again while they hold the
+ * exclusive lock (_fbt_wal_finish), so an odd version seen under a share
+ * lock was left by WAL replay: crash recovery, a promoted standby, or a
+ * page written while odd during recovery and read back since.  Optimistic
+ * readers treat odd as "use the lock", so such a page would stay locked
+ * for them until its next change, which for upper pages may be never.  The
+ * version is advanced to the next even value; the page is not dirtied (a
+ * page read back from disk is healed again on its first locked visit).
+ * Concurrent healers under the share lock store the same value.  Not done
+ * in recovery, where redo owns the pages and optimistic reads are off.
+ * README.design, "Versions after recovery".
+ */
+void
+_fbt_heal_version(Buffer buf)
+{
+	FbtPageOpaque opaque = FbtPageGetOpaque(BufferGetPage(buf));
+	uint32		version = opaque->fbto_version;
+
+	if (unlikely(version & 1) && !P_ISLEAF(opaque) &&
+		!(opaque->fbto_flags & FBTP_META) && !RecoveryInProgress())
+	{
+		((volatile FbtPageOpaqueData *) opaque)->fbto_version = version + 1;
+		fbt_stats.versions_healed++;
 	}
 }
 
@@ -463,6 +640,7 @@ _fbt_getbuf(Relation rel, BlockNumber blkno, int access)
 	LockBuffer(buf, access);
 	_fbt_checkpage(rel, buf);
 	_fbt_remember_buf(rel, buf, blkno);
+	_fbt_heal_version(buf);
 	return buf;
 }
 
@@ -520,6 +698,7 @@ _fbt_relandgetbuf(Relation rel, Buffer obuf, BlockNumber blkno, int access)
 	LockBuffer(buf, access);
 	_fbt_checkpage(rel, buf);
 	_fbt_remember_buf(rel, buf, blkno);
+	_fbt_heal_version(buf);
 	return buf;
 }
 

@@ -143,6 +143,8 @@ _fbt_killitems(IndexScanDesc scan)
 			{
 				if (!ItemIdIsDead(iid))
 				{
+					/* hints only on leaves: inner pages are read unlocked */
+					Assert(P_ISLEAF(FbtPageGetOpaque(page)));
 					/* the flag first: a page written meanwhile has both */
 					FbtPageGetOpaque(page)->fbto_flags |= FBTP_HAS_GARBAGE;
 					ItemIdMarkDead(iid);
@@ -216,6 +218,7 @@ fbtbeginscan(Relation rel, int nkeys, int norderbys)
 	so->markPos.buf = InvalidBuffer;
 	so->markPos.currPage = InvalidBlockNumber;
 	so->markItemIndex = -1;
+	so->pins.npins = 0;
 	so->checkTuples = false;
 	/*
 	 * A bound on where a tuple's fixed-width attributes end (header, null
@@ -278,6 +281,7 @@ fbtendscan(IndexScanDesc scan)
 
 	_fbt_release_curr(scan);
 	_fbt_invalidate_pos(&so->markPos);
+	_fbt_release_scan_pins(&so->pins);
 	if (so->killedItems != NULL)
 		pfree(so->killedItems);
 	if (so->arrayContext != NULL)
@@ -606,7 +610,8 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 
 	if (keysCount == 0)
 	{
-		buf = _fbt_get_endpoint(rel, 0, ScanDirectionIsBackward(dir));
+		buf = _fbt_get_endpoint(rel, 0, ScanDirectionIsBackward(dir),
+								&so->pins);
 		if (!BufferIsValid(buf))
 		{
 			PredicateLockRelation(rel, scan->xs_snapshot);
@@ -652,7 +657,7 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 	inskey.scantid = NULL;
 	inskey.keysz = keysCount;
 
-	(void) _fbt_search(rel, &inskey, &buf, FBT_READ, &offnum);
+	(void) _fbt_search(rel, &inskey, &buf, FBT_READ, &offnum, &so->pins);
 
 	/*
 	 * A text argument detoasted for the descent is not needed any more:

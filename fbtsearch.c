@@ -16,6 +16,10 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "storage/lock.h"
 #include "utils/rel.h"
 
 #include "fastbtree.h"
@@ -59,33 +63,169 @@ _fbt_check_level(Relation rel, Buffer buf, uint32 level, BlockNumber fromblk)
 }
 
 /*
- * Step from the page in buf (pinned and locked, not rightmost) to its right
- * sibling, locked in mode access; the sibling must be on the same level.
+ * Where a descent stands: the page it is on, whether it holds that page's
+ * content lock, and whether the pin belongs to the scan's lifetime pins
+ * (then it is not released here).
  */
-static inline Buffer
-_fbt_moveright_one(Relation rel, Buffer buf, int access)
+typedef struct FbtDescPos
 {
-	BlockNumber blkno = BufferGetBlockNumber(buf);
-	FbtPageOpaque opaque = FbtPageGetOpaque(BufferGetPage(buf));
-	uint32		level = opaque->fbto_level;
+	Buffer		buf;
+	bool		locked;
+	bool		borrowed;
+} FbtDescPos;
 
-	buf = _fbt_relandgetbuf(rel, buf, opaque->fbto_next, access);
-	_fbt_check_level(rel, buf, level, blkno);
-	return buf;
+/* Release the page of pos: unlock it if locked, unpin it unless borrowed */
+static inline void
+_fbt_desc_release(FbtDescPos *pos)
+{
+	if (pos->locked)
+		LockBuffer(pos->buf, BUFFER_LOCK_UNLOCK);
+	if (!pos->borrowed)
+		ReleaseBuffer(pos->buf);
+	pos->buf = InvalidBuffer;
+	pos->locked = pos->borrowed = false;
+}
+
+/* Lock the page of pos in mode access and run the per-visit checks */
+static inline void
+_fbt_desc_lock(Relation rel, FbtDescPos *pos, int access, uint32 level,
+			   BlockNumber fromblk)
+{
+	LockBuffer(pos->buf, access);
+	pos->locked = true;
+	_fbt_checkpage(rel, pos->buf);
+	if (fromblk != InvalidBlockNumber)
+		_fbt_check_level(rel, pos->buf, level, fromblk);
+	if (level > 0)
+		_fbt_heal_version(pos->buf);
 }
 
 /*
- * Finish the incomplete split of the page in buf (pinned and locked in mode
- * access, on the level whose parents are in stack), then read the same
- * block again in mode access.  Only inserters finish splits: the downlink
- * they add needs the parent entries of the descent.
+ * Step from the page of pos to block blkno, which must be a page of level
+ * level (a right sibling or a child of the page at fromblk).  The old page
+ * is released first, then interrupts are checked (none can be serviced
+ * under a content lock), then blkno is pinned (through the scan's pins
+ * when it is an internal page) and, unless access is FBT_NOLOCK, locked in
+ * mode access and checked.  With FBT_NOLOCK the caller reads the internal
+ * page optimistically; its level is then checked from what that read
+ * validates.
  */
-static Buffer
-_fbt_finish_split_and_reread(Relation rel, Buffer buf, FbtStack stack,
+#define FBT_NOLOCK	(-1)
+
+static inline void
+_fbt_desc_goto(Relation rel, FbtScanPins *pins, FbtDescPos *pos,
+			   BlockNumber blkno, uint32 level, int access,
+			   BlockNumber fromblk)
+{
+	_fbt_desc_release(pos);
+	CHECK_FOR_INTERRUPTS();
+	pos->buf = _fbt_pinbuf(rel, pins, blkno, level > 0, &pos->borrowed);
+	if (access != FBT_NOLOCK)
+		_fbt_desc_lock(rel, pos, access, level, fromblk);
+}
+
+#ifdef USE_ASSERT_CHECKING
+int			fbt_debug_stall_lock = 0;
+int			fbt_debug_stall_level = 1;
+
+/*
+ * Testing only (builds with assertions): stall an optimistic reader between
+ * its two version reads, where it holds a pin and no lock, until the
+ * advisory lock fastbtree.debug_stall_lock (the int8 key of
+ * pg_advisory_lock()) can be had in share mode; a test holding it
+ * exclusively meanwhile changes the page.  The wait shows as a lock wait,
+ * which isolation tests detect.
+ */
+static void
+_fbt_debug_stall(void)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0, (uint32) fbt_debug_stall_lock,
+						 1);
+	(void) LockAcquire(&tag, ShareLock, false, false);
+	LockRelease(&tag, ShareLock, false);
+}
+#endif
+
+/*
+ * Search the internal page of pos (pinned, not locked) without its lock,
+ * validating the answer with the page's version (README.design,
+ * "Optimistic reads"): the version is read, must be even, the page is
+ * searched (_fbt_search_inner_unlocked), the version is read again and the
+ * answer used only if it is unchanged.  A version that moved is retried a
+ * few times.  Returns true with *step filled in when validated; false when
+ * the caller must take the share lock (the version was odd, kept moving,
+ * or the bytes, unchanged, failed the bounds checks or need a locked
+ * comparison), with the reason counted in fbt_stats.
+ */
+#define FBT_UNLOCKED_TRIES	3
+
+static bool
+_fbt_desc_unlocked(FbtScanInsert key, FbtDescPos *pos, FbtInnerStep *step)
+{
+	const char *page = (const char *) BufferGetPage(pos->buf);
+	/* at the fixed place, whatever the (unlocked) pd_special says */
+	const volatile uint32 *version = (const volatile uint32 *)
+		(page + BLCKSZ - MAXALIGN(sizeof(FbtPageOpaqueData)) +
+		 offsetof(FbtPageOpaqueData, fbto_version));
+	int			tries;
+
+	for (tries = 0; tries < FBT_UNLOCKED_TRIES; tries++)
+	{
+		uint32		v1 = *version;
+		FbtUnlockedResult res;
+
+		if (v1 & 1)
+		{
+			fbt_stats.opt_fallback_odd++;
+			return false;
+		}
+		pg_read_barrier();
+		res = _fbt_search_inner_unlocked(key, page, step);
+#ifdef USE_ASSERT_CHECKING
+		if (fbt_debug_stall_lock != 0 && step->level == fbt_debug_stall_level)
+			_fbt_debug_stall();
+#endif
+		pg_read_barrier();
+		if (*version != v1)
+		{
+			fbt_stats.opt_retried++;
+			continue;
+		}
+		switch (res)
+		{
+			case FBT_UNLOCKED_OK:
+				fbt_stats.opt_validated++;
+				return true;
+			case FBT_UNLOCKED_BOUNDS:
+				fbt_stats.opt_fallback_bounds++;
+				return false;
+			case FBT_UNLOCKED_UNSUPPORTED:
+				fbt_stats.opt_fallback_unsupported++;
+				return false;
+		}
+	}
+	/* the retries counted each move; this counts the give-up */
+	fbt_stats.opt_fallback_changed++;
+	return false;
+}
+
+/*
+ * Finish the incomplete split of the page of pos (pinned and locked in
+ * mode access, on the level whose parents are in stack; never a scan pin:
+ * only inserters get here), then read the same block again in mode access.
+ * Only inserters finish splits: the downlink they add needs the parent
+ * entries of the descent.
+ */
+static void
+_fbt_finish_split_and_reread(Relation rel, FbtDescPos *pos, FbtStack stack,
 							 int access)
 {
+	Buffer		buf = pos->buf;
 	BlockNumber blkno = BufferGetBlockNumber(buf);
 
+	Assert(!pos->borrowed);
 	if (access == FBT_READ)
 	{
 		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
@@ -96,7 +236,20 @@ _fbt_finish_split_and_reread(Relation rel, Buffer buf, FbtStack stack,
 		_fbt_finish_split(rel, buf, stack);
 	else
 		UnlockReleaseBuffer(buf);
-	return _fbt_getbuf(rel, blkno, access);
+	pos->buf = _fbt_getbuf(rel, blkno, access);
+	pos->locked = true;
+}
+
+/* Push the parent entry (blkno, offnum) of a writer's descent */
+static inline FbtStack
+_fbt_push(FbtStack stack, BlockNumber blkno, OffsetNumber offnum)
+{
+	FbtStack	entry = palloc(sizeof(FbtStackData));
+
+	entry->fbts_blkno = blkno;
+	entry->fbts_offset = offnum;
+	entry->fbts_parent = stack;
+	return entry;
 }
 
 /*
@@ -106,119 +259,228 @@ _fbt_finish_split_and_reread(Relation rel, Buffer buf, FbtStack stack,
  * access: FBT_READ for scans, FBT_WRITE for inserts.  With FBT_WRITE an
  * empty index gets a root, incomplete splits met on the way are finished,
  * and the descent stack (parent block and downlink offset per level) is
- * returned; with FBT_READ the result is NULL.
+ * returned; with FBT_READ the result is NULL.  pins: the scan's lifetime
+ * pins (fbtscan.c), or NULL.
  *
  * leafoffP: if not NULL, *leafoffP is set to the binary-search position of
  * key on the leaf returned (first item >= key, or > key with nextkey;
  * possibly one past the last item).
  *
- * On return *bufP is the leaf, pinned and locked in mode access, or
- * InvalidBuffer if the index is empty and access is FBT_READ.  Internal
- * pages are share-locked one at a time.  Raises ERRCODE_INDEX_CORRUPTED
- * when a downlink leads to a page of the wrong level.
+ * On return *bufP is the leaf, pinned (never one of pins) and locked in
+ * mode access, or InvalidBuffer if the index is empty and access is
+ * FBT_READ; nothing else is locked, and nothing else is pinned but pins.
+ * Internal pages are read one at a time: without a lock when
+ * fastbtree.optimistic_reads is on, recovery is not in progress and every
+ * key column is a fixed-width machine comparison (validated by the page
+ * version; README.design, "Optimistic reads"), else share-locked.  Raises
+ * ERRCODE_INDEX_CORRUPTED when a downlink or right-link leads to a page
+ * of the wrong level.
  *
- * Move-right test.  A page whose high key is < key (<= key with nextkey)
- * cannot hold key: a split moved that range right.  Where the page is
- * binary-searched anyway (internal pages, and the leaf when the caller
- * wants the position), the high key is compared only when the search
- * ends at the page's right edge: an item the search stops before is
- * >= key (> key), and no item exceeds the high key, so the key is within
- * the page.  A leaf the caller searches itself (inserts, which search it
- * again with other keys) gets the high-key comparison directly.
+ * Move-right test (Lehman & Yao).  A page whose high key is < key (<= key
+ * with nextkey) cannot hold key: a split moved that range right.  Where
+ * the page is binary-searched anyway (internal pages, and the leaf when
+ * the caller wants the position), the high key is compared only when the
+ * search ends at the page's right edge: an item the search stops before
+ * is >= key (> key), and no item exceeds the high key, so the key is
+ * within the page.  A leaf the caller searches itself (inserts, which
+ * search it again with other keys) gets the high-key comparison directly.
  */
 FbtStack
 _fbt_search(Relation rel, FbtScanInsert key, Buffer *bufP, int access,
-			OffsetNumber *leafoffP)
+			OffsetNumber *leafoffP, FbtScanPins *pins)
 {
 	FbtStack	stack = NULL;
 	bool		forupdate = (access == FBT_WRITE);
 	int			cmpval = key->nextkey ? 0 : 1;
-	int			curaccess;
+	bool		unlocked;
+	bool		refresh = false;
+	FbtDescPos	pos;
+	uint32		level = 0;
+	BlockNumber fromblk;
 
-	*bufP = _fbt_getroot(rel, access, forupdate);
-	if (!BufferIsValid(*bufP))
-		return NULL;
-	curaccess = P_ISLEAF(FbtPageGetOpaque(BufferGetPage(*bufP))) ?
-		access : FBT_READ;
+	fbt_stats.descents++;
+	_fbt_prepare_unlocked(rel, key);
+	unlocked = key->unlocked_ok && fbt_optimistic_reads &&
+		!RecoveryInProgress();
+
+restart:
+	pos.buf = InvalidBuffer;
+	pos.locked = pos.borrowed = false;
+	fromblk = InvalidBlockNumber;
+	if (unlocked)
+	{
+		FbtMetaPageData *metad = _fbt_getmeta(rel, refresh);
+
+		/* an empty index and a root leaf take the locked path */
+		if (metad->fbtm_root != P_NONE && metad->fbtm_level > 0)
+		{
+			level = metad->fbtm_level;
+			pos.buf = _fbt_pinbuf(rel, pins, metad->fbtm_root, true,
+								  &pos.borrowed);
+		}
+	}
+	if (!BufferIsValid(pos.buf))
+	{
+		pos.buf = _fbt_getroot(rel, access, forupdate, pins, &pos.borrowed);
+		if (!BufferIsValid(pos.buf))
+		{
+			*bufP = InvalidBuffer;
+			return NULL;
+		}
+		pos.locked = true;
+		level = FbtPageGetOpaque(BufferGetPage(pos.buf))->fbto_level;
+	}
 
 	for (;;)
 	{
-		Page		page = BufferGetPage(*bufP);
-		FbtPageOpaque opaque = FbtPageGetOpaque(page);
-		bool		isleaf = P_ISLEAF(opaque);
+		Page		page;
+		FbtPageOpaque opaque;
 		OffsetNumber offnum;
-		BlockNumber parentblk;
+		BlockNumber blkno;
 		BlockNumber child;
-		uint32		level;
+
+		if (!pos.locked)
+		{
+			FbtInnerStep step;
+			bool		ok = _fbt_desc_unlocked(key, &pos, &step);
+
+			/* a validated answer from a page that is what we expected */
+			if (ok &&
+				(step.level != level ||
+				 (forupdate && (step.flags & FBTP_INCOMPLETE_SPLIT))))
+				ok = false;
+			if (ok && fromblk == InvalidBlockNumber &&
+				!_fbt_root_ok(step.flags, step.level, step.prev, step.next,
+							  level, refresh))
+			{
+				/* the cached root split or moved: read the metapage */
+				_fbt_desc_release(&pos);
+				if (refresh)
+				{
+					/* let the locked path tell what is wrong */
+					unlocked = false;
+				}
+				refresh = true;
+				goto restart;
+			}
+			if (ok)
+			{
+				blkno = BufferGetBlockNumber(pos.buf);
+				if (step.moveright)
+				{
+					_fbt_desc_goto(rel, pins, &pos, step.next, level,
+								   FBT_NOLOCK, blkno);
+					fromblk = blkno;
+					continue;
+				}
+				if (forupdate)
+					stack = _fbt_push(stack, blkno, step.offnum);
+				level--;
+				_fbt_desc_goto(rel, pins, &pos, step.child, level,
+							   level > 0 ? FBT_NOLOCK :
+							   access, blkno);
+				fromblk = blkno;
+				continue;
+			}
+
+			/* take the share lock and do it the usual way */
+			_fbt_desc_lock(rel, &pos, FBT_READ, level, fromblk);
+			if (fromblk == InvalidBlockNumber)
+			{
+				opaque = FbtPageGetOpaque(BufferGetPage(pos.buf));
+				if (!_fbt_root_ok(opaque->fbto_flags, opaque->fbto_level,
+								  opaque->fbto_prev, opaque->fbto_next,
+								  level, refresh))
+				{
+					BlockNumber rootblkno = BufferGetBlockNumber(pos.buf);
+
+					_fbt_desc_release(&pos);
+					if (refresh)
+						_fbt_bad_root(rel, rootblkno, level);
+					refresh = true;
+					goto restart;
+				}
+			}
+		}
+
+		page = BufferGetPage(pos.buf);
+		opaque = FbtPageGetOpaque(page);
+		blkno = BufferGetBlockNumber(pos.buf);
 
 		if (forupdate && P_INCOMPLETE_SPLIT(opaque))
 		{
-			*bufP = _fbt_finish_split_and_reread(rel, *bufP, stack,
-												 curaccess);
+			_fbt_finish_split_and_reread(rel, &pos, stack,
+										 level == 0 ? access : FBT_READ);
 			continue;
 		}
 
-		if (isleaf && leafoffP == NULL)
+		if (level == 0 && leafoffP == NULL)
 		{
 			if (!P_RIGHTMOST(opaque) &&
-				_fbt_compare(rel, key, *bufP, P_HIKEY) >= cmpval)
+				_fbt_compare(rel, key, pos.buf, P_HIKEY) >= cmpval)
 			{
-				*bufP = _fbt_moveright_one(rel, *bufP, curaccess);
+				_fbt_desc_goto(rel, pins, &pos, opaque->fbto_next, 0,
+							   access, blkno);
 				continue;
 			}
 			break;
 		}
 
-		offnum = _fbt_binsrch(rel, key, *bufP);
+		if (level > 0)
+			fbt_stats.locked_inner++;
+		offnum = _fbt_binsrch(rel, key, pos.buf);
 		if (!P_RIGHTMOST(opaque) &&
-			(isleaf ? offnum > PageGetMaxOffsetNumber(page) :
+			(level == 0 ? offnum > PageGetMaxOffsetNumber(page) :
 			 offnum >= PageGetMaxOffsetNumber(page)) &&
-			_fbt_compare(rel, key, *bufP, P_HIKEY) >= cmpval)
+			_fbt_compare(rel, key, pos.buf, P_HIKEY) >= cmpval)
 		{
-			*bufP = _fbt_moveright_one(rel, *bufP, curaccess);
+			_fbt_desc_goto(rel, pins, &pos, opaque->fbto_next, level,
+						   level == 0 ? access :
+						   unlocked ? FBT_NOLOCK : FBT_READ, blkno);
+			fromblk = blkno;
 			continue;
 		}
-		if (isleaf)
+		if (level == 0)
 		{
 			*leafoffP = offnum;
 			break;
 		}
 
-		child = FbtPivotGetDownLink(_fbt_getitem_header(rel, *bufP, offnum));
-		parentblk = BufferGetBlockNumber(*bufP);
-		level = opaque->fbto_level;
-
+		child = FbtPivotGetDownLink(_fbt_getitem_header(rel, pos.buf,
+														offnum));
 		if (forupdate)
-		{
-			FbtStack	entry = palloc(sizeof(FbtStackData));
-
-			entry->fbts_blkno = parentblk;
-			entry->fbts_offset = offnum;
-			entry->fbts_parent = stack;
-			stack = entry;
-		}
-
-		curaccess = (level == 1) ? access : FBT_READ;
-		*bufP = _fbt_relandgetbuf(rel, *bufP, child, curaccess);
-		_fbt_check_level(rel, *bufP, level - 1, parentblk);
+			stack = _fbt_push(stack, blkno, offnum);
+		level--;
+		_fbt_desc_goto(rel, pins, &pos, child, level,
+					   level == 0 ? access :
+					   unlocked ? FBT_NOLOCK : FBT_READ, blkno);
+		fromblk = blkno;
 	}
+	Assert(pos.locked && !pos.borrowed);
+	*bufP = pos.buf;
 	return stack;
 }
 
 /*
  * _fbt_get_endpoint() -- the leftmost or rightmost page of a level.
  *
- * level: 0 for leaves.  Returns the page pinned and share-locked, or
- * InvalidBuffer if the index is empty.  Raises ERRCODE_INDEX_CORRUPTED if
- * the tree has no such level or a downlink leads to the wrong level.
+ * level: 0 for leaves.  pins: the scan's lifetime pins, or NULL.  Returns
+ * the page pinned and share-locked (a leaf is never one of pins; a caller
+ * asking for an internal level passes NULL), or InvalidBuffer if the index
+ * is empty.  Internal pages on the way are share-locked one at a time.
+ * Raises ERRCODE_INDEX_CORRUPTED if the tree has no such level or a link
+ * leads to the wrong level.
  */
 Buffer
-_fbt_get_endpoint(Relation rel, uint32 level, bool rightmost)
+_fbt_get_endpoint(Relation rel, uint32 level, bool rightmost,
+				  FbtScanPins *pins)
 {
-	Buffer		buf;
-	bool		refreshed = false;
+	FbtDescPos	pos;
+	bool		refresh = false;
 
-	buf = _fbt_getroot(rel, FBT_READ, false);
+	Assert(pins == NULL || level == 0);
+	pos.buf = _fbt_getroot(rel, FBT_READ, false, pins, &pos.borrowed);
+	pos.locked = true;
 	for (;;)
 	{
 		Page		page;
@@ -227,43 +489,46 @@ _fbt_get_endpoint(Relation rel, uint32 level, bool rightmost)
 		BlockNumber blkno;
 		uint32		curlevel;
 
-		if (!BufferIsValid(buf))
+		if (!BufferIsValid(pos.buf))
 			return InvalidBuffer;
-		page = BufferGetPage(buf);
+		page = BufferGetPage(pos.buf);
 		opaque = FbtPageGetOpaque(page);
+		curlevel = opaque->fbto_level;
 
-		while (rightmost && !P_RIGHTMOST(opaque))
+		if (rightmost && !P_RIGHTMOST(opaque))
 		{
-			buf = _fbt_moveright_one(rel, buf, FBT_READ);
-			page = BufferGetPage(buf);
-			opaque = FbtPageGetOpaque(page);
+			_fbt_desc_goto(rel, pins, &pos, opaque->fbto_next, curlevel,
+						   FBT_READ, BufferGetBlockNumber(pos.buf));
+			continue;
 		}
 
-		curlevel = opaque->fbto_level;
 		if (curlevel == level)
-			return buf;
+		{
+			Assert(!pos.borrowed);
+			return pos.buf;
+		}
 		if (curlevel < level)
 		{
 			/* the metapage was read before a root split: read it again */
-			UnlockReleaseBuffer(buf);
-			if (refreshed)
+			_fbt_desc_release(&pos);
+			if (refresh)
 				ereport(ERROR,
 						(errcode(ERRCODE_INDEX_CORRUPTED),
 						 errmsg("index \"%s\" has no level %u",
 								RelationGetRelationName(rel), level)));
 			(void) _fbt_getmeta(rel, true);
-			refreshed = true;
-			buf = _fbt_getroot(rel, FBT_READ, false);
+			refresh = true;
+			pos.buf = _fbt_getroot(rel, FBT_READ, false, pins, &pos.borrowed);
+			pos.locked = true;
 			continue;
 		}
 
 		offnum = rightmost ? PageGetMaxOffsetNumber(page) :
 			P_FIRSTDATAKEY(opaque);
-		blkno = BufferGetBlockNumber(buf);
-		buf = _fbt_relandgetbuf(rel, buf,
-								FbtPivotGetDownLink(_fbt_getitem(rel, buf,
-																 offnum)),
-								FBT_READ);
-		_fbt_check_level(rel, buf, curlevel - 1, blkno);
+		blkno = BufferGetBlockNumber(pos.buf);
+		_fbt_desc_goto(rel, pins, &pos,
+					   FbtPivotGetDownLink(_fbt_getitem(rel, pos.buf,
+														offnum)),
+					   curlevel - 1, FBT_READ, blkno);
 	}
 }
