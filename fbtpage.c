@@ -447,7 +447,10 @@ _fbt_scan_pin_budget(void)
 void
 fbt_xact_callback(XactEvent event, void *arg)
 {
-	fbt_scan_pins_held = 0;
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PREPARE || event == XACT_EVENT_PARALLEL_COMMIT ||
+		event == XACT_EVENT_PARALLEL_ABORT)
+		fbt_scan_pins_held = 0;
 }
 
 /*

@@ -154,15 +154,18 @@ _fbt_debug_stall(void)
  * "Optimistic reads"): the version is read, must be even, the page is
  * searched (_fbt_search_inner_unlocked), the version is read again and the
  * answer used only if it is unchanged.  A version that moved is retried a
- * few times.  Returns true with *step filled in when validated; false when
- * the caller must take the share lock (the version was odd, kept moving,
- * or the bytes, unchanged, failed the bounds checks or need a locked
- * comparison), with the reason counted in fbt_stats.
+ * few times.  Returns true with *step filled in when validated and the
+ * page is on level; false when the caller must take the share lock (the
+ * version was odd, kept moving, or the bytes, unchanged, failed the bounds
+ * checks, are of another level, need a locked comparison, or show a split
+ * that the inserter (forupdate) must finish), with the reason counted in
+ * fbt_stats.
  */
 #define FBT_UNLOCKED_TRIES	3
 
 static bool
-_fbt_desc_unlocked(FbtScanInsert key, FbtDescPos *pos, FbtInnerStep *step)
+_fbt_desc_unlocked(FbtScanInsert key, FbtDescPos *pos, uint32 level,
+				   bool forupdate, FbtInnerStep *step)
 {
 	const char *page = (const char *) BufferGetPage(pos->buf);
 	/* at the fixed place, whatever the (unlocked) pd_special says */
@@ -196,6 +199,18 @@ _fbt_desc_unlocked(FbtScanInsert key, FbtDescPos *pos, FbtInnerStep *step)
 		switch (res)
 		{
 			case FBT_UNLOCKED_OK:
+				/* a page of another level is damage: the lock tells */
+				if (step->level != level)
+				{
+					fbt_stats.opt_fallback_bounds++;
+					return false;
+				}
+				/* only an inserter finishes a split, under the lock */
+				if (forupdate && (step->flags & FBTP_INCOMPLETE_SPLIT))
+				{
+					fbt_stats.opt_fallback_unsupported++;
+					return false;
+				}
 				fbt_stats.opt_validated++;
 				return true;
 			case FBT_UNLOCKED_BOUNDS:
@@ -342,13 +357,9 @@ restart:
 		if (!pos.locked)
 		{
 			FbtInnerStep step;
-			bool		ok = _fbt_desc_unlocked(key, &pos, &step);
+			bool		ok = _fbt_desc_unlocked(key, &pos, level, forupdate,
+												&step);
 
-			/* a validated answer from a page that is what we expected */
-			if (ok &&
-				(step.level != level ||
-				 (forupdate && (step.flags & FBTP_INCOMPLETE_SPLIT))))
-				ok = false;
 			if (ok && fromblk == InvalidBlockNumber &&
 				!_fbt_root_ok(step.flags, step.level, step.prev, step.next,
 							  level, refresh))

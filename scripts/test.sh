@@ -24,6 +24,13 @@
 # one machine are serialized through a lock file, since each installs its
 # build into the same PostgreSQL directories.
 #
+# --set "NAME=VALUE ..." adds server settings (no spaces inside a value) to
+# every cluster the tests use: the throwaway cluster of pg_regress and
+# isolation, and, through PostgreSQL::Test::Cluster's TEMP_CONFIG, each TAP
+# test's clusters.  .ci/run uses it to run the suites with fastbtree's
+# lock-free descent switched off (fastbtree.recent_buffers, scan_pins,
+# optimistic_reads); a test that sets one of them itself wins.
+#
 # The last line of output is "N passed, N failed", counting pg_regress and
 # isolation tests and TAP test files; a suite that could not run counts all
 # its tests as failed.  Exit status is 0 only if everything passed.
@@ -42,6 +49,7 @@ ONLY=no
 ONLY_REGRESS=
 ONLY_ISOLATION=
 ONLY_TAP=
+SETTINGS=
 WORK=
 CLUSTER_STARTED=no
 PASSED=0
@@ -181,7 +189,7 @@ run_tap_suite()
 
 	out="$WORK/tap.out"
 	log "running TAP tests ($ntests files)"
-	(cd "$WORK/src" && as_user make installcheck PG_CONFIG="$PG_CONFIG" REGRESS= ISOLATION= "$@") 2>&1 | tee "$out"
+	(cd "$WORK/src" && as_user TEMP_CONFIG="$WORK/settings.conf" make installcheck PG_CONFIG="$PG_CONFIG" REGRESS= ISOLATION= "$@") 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
 
 	if [ "$rc" -eq 0 ] && grep -q '^All tests successful\.' "$out"; then
@@ -215,8 +223,9 @@ parse_args()
 			--regress) ONLY=yes; ONLY_REGRESS=$2; shift 2 ;;
 			--isolation) ONLY=yes; ONLY_ISOLATION=$2; shift 2 ;;
 			--tap) ONLY=yes; ONLY_TAP=$2; shift 2 ;;
+			--set) SETTINGS="$SETTINGS $2"; shift 2 ;;
 			-h|--help)
-				echo "usage: $0 [--regress \"NAME ...\"] [--isolation \"NAME ...\"] [--tap \"t/FILE.pl ...\"]"
+				echo "usage: $0 [--regress \"NAME ...\"] [--isolation \"NAME ...\"] [--tap \"t/FILE.pl ...\"] [--set \"NAME=VALUE ...\"]"
 				exit 0 ;;
 			*) die "unknown option $1 (see --help)" ;;
 		esac
@@ -303,6 +312,20 @@ main()
 		synchronous_commit = off
 		max_prepared_transactions = 10
 	CONF
+	# --set: the same lines for the throwaway cluster and the TAP clusters
+	: >"$WORK/settings.conf"
+	local setting
+	for setting in $SETTINGS; do
+		case $setting in
+			*=*) echo "${setting%%=*} = '${setting#*=}'" >>"$WORK/settings.conf" ;;
+			*) abort_all "--set: '$setting' is not NAME=VALUE" ;;
+		esac
+	done
+	chmod a+r "$WORK/settings.conf"
+	if [ -s "$WORK/settings.conf" ]; then
+		log "extra settings: $(tr '\n' ' ' <"$WORK/settings.conf")"
+		cat "$WORK/settings.conf" >>"$WORK/data/postgresql.conf"
+	fi
 	CLUSTER_STARTED=yes
 	as_user pg_ctl start -D "$WORK/data" -l "$WORK/server.log" -w -t 120 >/dev/null ||
 		{ cat "$WORK/server.log"; abort_all "starting the test cluster"; }
