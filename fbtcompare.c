@@ -710,8 +710,13 @@ _fbt_prepare_unlocked(Relation rel, FbtScanInsert key)
 /* Special space offset of every fastbtree page */
 #define FBT_SPECIAL_OFFSET	(BLCKSZ - MAXALIGN(sizeof(FbtPageOpaqueData)))
 
-/* Load a line pointer once; false if its item is not a plausible pivot */
-static inline bool
+/*
+ * Load a line pointer once; false if its item is not a plausible pivot: it
+ * must be LP_NORMAL, maximally aligned, with the tuple header and the
+ * first 8 bytes of data before the special space (what the int fast path
+ * reads without looking at the tuple's length).
+ */
+static pg_attribute_always_inline bool
 _fbt_unlocked_item(const char *page, OffsetNumber offnum, uint32 *itemoff)
 {
 	uint32		raw = *(const volatile uint32 *)
@@ -722,7 +727,8 @@ _fbt_unlocked_item(const char *page, OffsetNumber offnum, uint32 *itemoff)
 	if (iid.lp_flags != LP_NORMAL ||
 		iid.lp_off < SizeOfPageHeaderData ||
 		iid.lp_off % MAXIMUM_ALIGNOF != 0 ||
-		iid.lp_off + MAXALIGN(sizeof(IndexTupleData)) > FBT_SPECIAL_OFFSET)
+		iid.lp_off + MAXALIGN(sizeof(IndexTupleData)) + sizeof(int64) >
+		FBT_SPECIAL_OFFSET)
 		return false;
 	*itemoff = iid.lp_off;
 	return true;
@@ -735,7 +741,7 @@ _fbt_unlocked_item(const char *page, OffsetNumber offnum, uint32 *itemoff)
  * compare lies outside the tuple or the page, FBT_UNLOCKED_UNSUPPORTED if
  * it has NULLs among the compared columns.
  */
-static inline FbtUnlockedResult
+static pg_attribute_always_inline FbtUnlockedResult
 _fbt_unlocked_compare(FbtScanInsert key, const char *page, uint32 itemoff,
 					  int32 *result)
 {
@@ -837,6 +843,53 @@ _fbt_unlocked_compare(FbtScanInsert key, const char *page, uint32 itemoff,
 }
 
 /*
+ * The binary search of _fbt_search_inner_unlocked() for an int4 or int8
+ * first column (ctype), as FBT_INT_BINSRCH does for locked pages: a probe
+ * whose pivot kept the first attribute and has no NULLs is decided on that
+ * value, read at its fixed offset; the line pointer bound keeps the header
+ * and the value inside the page whatever the lengths say.  A tie, or a
+ * pivot without the attribute, goes to the general unlocked comparison.
+ */
+#define FBT_UNLOCKED_INT_BINSRCH(ctype) \
+	do { \
+		int64		arg = key->iarg[0]; \
+		int32		sign = (key->scankeys[0].sk_flags & FBT_SK_DESC) ? -1 : 1; \
+		while (high > low) \
+		{ \
+			OffsetNumber mid = low + ((high - low) >> 1); \
+			const char *itup; \
+			uint16		info; \
+			uint16		posid; \
+			if (!_fbt_unlocked_item(page, mid, &itemoff)) \
+				return FBT_UNLOCKED_BOUNDS; \
+			itup = page + itemoff; \
+			info = *(const volatile uint16 *) \
+				(itup + offsetof(IndexTupleData, t_info)); \
+			posid = *(const volatile uint16 *) \
+				(itup + offsetof(IndexTupleData, t_tid) + \
+				 offsetof(ItemPointerData, ip_posid)); \
+			r = 0; \
+			if ((info & (INDEX_AM_RESERVED_BIT | INDEX_NULL_MASK)) == \
+				INDEX_AM_RESERVED_BIT && (posid & FBT_OFFSET_MASK) >= 1) \
+			{ \
+				int64		v = *(const volatile ctype *) \
+					(itup + MAXALIGN(sizeof(IndexTupleData))); \
+				r = ((arg > v) - (arg < v)) * sign; \
+			} \
+			if (r == 0) \
+			{ \
+				res = _fbt_unlocked_compare(key, page, itemoff, &r); \
+				if (res != FBT_UNLOCKED_OK) \
+					return res; \
+			} \
+			if (r >= cmpval) \
+				low = mid + 1; \
+			else \
+				high = mid; \
+		} \
+	} while (0)
+
+/*
  * _fbt_search_inner_unlocked() -- search an internal page for key without
  * its content lock.
  *
@@ -893,19 +946,30 @@ _fbt_search_inner_unlocked(FbtScanInsert key, const char *page,
 	/* the first data item is minus infinity: every key is greater */
 	low = firstdata + 1;
 	high = maxoff + 1;
-	while (high > low)
+	switch ((FbtCmpKind) key->cmpkind[0])
 	{
-		OffsetNumber mid = low + ((high - low) >> 1);
+		case FBT_CMP_INT4:
+			FBT_UNLOCKED_INT_BINSRCH(int32);
+			break;
+		case FBT_CMP_INT8:
+			FBT_UNLOCKED_INT_BINSRCH(int64);
+			break;
+		default:
+			while (high > low)
+			{
+				OffsetNumber mid = low + ((high - low) >> 1);
 
-		if (!_fbt_unlocked_item(page, mid, &itemoff))
-			return FBT_UNLOCKED_BOUNDS;
-		res = _fbt_unlocked_compare(key, page, itemoff, &r);
-		if (res != FBT_UNLOCKED_OK)
-			return res;
-		if (r >= cmpval)
-			low = mid + 1;
-		else
-			high = mid;
+				if (!_fbt_unlocked_item(page, mid, &itemoff))
+					return FBT_UNLOCKED_BOUNDS;
+				res = _fbt_unlocked_compare(key, page, itemoff, &r);
+				if (res != FBT_UNLOCKED_OK)
+					return res;
+				if (r >= cmpval)
+					low = mid + 1;
+				else
+					high = mid;
+			}
+			break;
 	}
 	step->offnum = OffsetNumberPrev(low);
 

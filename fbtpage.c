@@ -711,7 +711,7 @@ _fbt_relandgetbuf(Relation rel, Buffer obuf, BlockNumber blkno, int access)
  * Every change to an index page goes through _fbt_wal_start(),
  * _fbt_wal_register() (at most MAX_GENERIC_XLOG_PAGES pages) and
  * _fbt_wal_finish(), which wrap generic WAL and maintain fbto_version for
- * optimistic readers (DESIGN.md §5):
+ * optimistic readers (README.design, "Optimistic reads": steps W1-W4):
  *
  *	- the caller holds an exclusive lock on every registered buffer;
  *	- the image, which is what generic WAL logs and copies in, carries the
@@ -726,7 +726,9 @@ _fbt_relandgetbuf(Relation rel, Buffer obuf, BlockNumber blkno, int access)
  *	- the shared page is thus odd throughout the copy; after it, the shared
  *	  version becomes v' + 1, even.  That last store is not logged; after
  *	  recovery a page carries an odd version, which optimistic readers
- *	  treat as "use the lock".  Even versions only ever grow.
+ *	  treat as "use the lock" until the first locked visit heals it
+ *	  (_fbt_heal_version()).  Even versions only ever grow.
+ *	- nothing else ever writes an internal page: hints go to leaves only.
  *
  * Hints.  Scans and unique checks mark dead entries LP_DEAD and set
  * FBTP_HAS_GARBAGE without WAL (nbtree README, "Marking dead items"), so a

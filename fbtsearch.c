@@ -12,6 +12,12 @@
  * a key above it belongs further right, and the right-link leads there
  * (Lehman & Yao; nbtree README, "Lehman and Yao Algorithm").
  *
+ * Internal pages are mostly read with no lock at all: searched
+ * optimistically and validated by the page version, and reached through
+ * the scan's lifetime pins or recent-buffer hints instead of a buffer
+ * lookup.  README.design ("Locks and pins of every path", "Pins",
+ * "Optimistic reads") states the rules and why they are safe.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
