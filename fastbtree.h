@@ -656,7 +656,8 @@ typedef struct FbtScanOpaqueData
 	bool		checkTuples;
 	bool		hasVarlenAtts;	/* the index has varlena or cstring columns */
 	int			fixedExtent;	/* bytes from a tuple's start past which no
-								 * fixed-width attribute reaches */
+								 * fixed-width attribute of a tuple without
+								 * NULLs reaches */
 
 	/* index-only scans: tuples of the current page */
 	char	   *currTuples;

@@ -712,9 +712,8 @@ _fbt_prepare_unlocked(Relation rel, FbtScanInsert key)
 
 /*
  * Load a line pointer once; false if its item is not a plausible pivot: it
- * must be LP_NORMAL, maximally aligned, with the tuple header and the
- * first 8 bytes of data before the special space (what the int fast path
- * reads without looking at the tuple's length).
+ * must be LP_NORMAL, maximally aligned, with the tuple header before the
+ * special space.  (A pivot may be a bare header: the minus-infinity item.)
  */
 static pg_attribute_always_inline bool
 _fbt_unlocked_item(const char *page, OffsetNumber offnum, uint32 *itemoff)
@@ -727,8 +726,7 @@ _fbt_unlocked_item(const char *page, OffsetNumber offnum, uint32 *itemoff)
 	if (iid.lp_flags != LP_NORMAL ||
 		iid.lp_off < SizeOfPageHeaderData ||
 		iid.lp_off % MAXIMUM_ALIGNOF != 0 ||
-		iid.lp_off + MAXALIGN(sizeof(IndexTupleData)) + sizeof(int64) >
-		FBT_SPECIAL_OFFSET)
+		iid.lp_off + MAXALIGN(sizeof(IndexTupleData)) > FBT_SPECIAL_OFFSET)
 		return false;
 	*itemoff = iid.lp_off;
 	return true;
@@ -739,7 +737,7 @@ _fbt_unlocked_item(const char *page, OffsetNumber offnum, uint32 *itemoff)
  * _fbt_compare_pivot() does; *result gets < 0, 0, > 0.  Returns
  * FBT_UNLOCKED_BOUNDS if the tuple is not a pivot or a value it must
  * compare lies outside the tuple or the page, FBT_UNLOCKED_UNSUPPORTED if
- * it has NULLs among the compared columns.
+ * it has NULLs among the compared columns other than a NULL first column.
  */
 static pg_attribute_always_inline FbtUnlockedResult
 _fbt_unlocked_compare(FbtScanInsert key, const char *page, uint32 itemoff,
@@ -761,7 +759,20 @@ _fbt_unlocked_compare(FbtScanInsert key, const char *page, uint32 itemoff,
 		itemoff + size > FBT_SPECIAL_OFFSET)
 		return FBT_UNLOCKED_BOUNDS;
 	if (ncmp > 0 && (info & INDEX_NULL_MASK))
-		return FBT_UNLOCKED_UNSUPPORTED;
+	{
+		/*
+		 * A NULL in the first column decides the comparison (the key is not
+		 * NULL: searches for NULL take the lock), as _fbt_cmp_attr() does.
+		 * NULLs further right shift the offsets of the values: the lock.
+		 * The bitmap byte follows the header, which lies in the page.
+		 */
+		uint8		bits = *(const volatile uint8 *) (itup + sizeof(IndexTupleData));
+
+		if (bits & 1)
+			return FBT_UNLOCKED_UNSUPPORTED;
+		*result = (key->scankeys[0].sk_flags & FBT_SK_NULLS_FIRST) ? 1 : -1;
+		return FBT_UNLOCKED_OK;
+	}
 
 	for (i = 0; i < ncmp; i++)
 	{
@@ -846,9 +857,9 @@ _fbt_unlocked_compare(FbtScanInsert key, const char *page, uint32 itemoff,
  * The binary search of _fbt_search_inner_unlocked() for an int4 or int8
  * first column (ctype), as FBT_INT_BINSRCH does for locked pages: a probe
  * whose pivot kept the first attribute and has no NULLs is decided on that
- * value, read at its fixed offset; the line pointer bound keeps the header
- * and the value inside the page whatever the lengths say.  A tie, or a
- * pivot without the attribute, goes to the general unlocked comparison.
+ * value, read at its fixed offset when that lies before the special space
+ * (whatever the tuple's length says).  A tie, or any other pivot, goes to
+ * the general unlocked comparison, which checks the length.
  */
 #define FBT_UNLOCKED_INT_BINSRCH(ctype) \
 	do { \
@@ -870,7 +881,9 @@ _fbt_unlocked_compare(FbtScanInsert key, const char *page, uint32 itemoff,
 				 offsetof(ItemPointerData, ip_posid)); \
 			r = 0; \
 			if ((info & (INDEX_AM_RESERVED_BIT | INDEX_NULL_MASK)) == \
-				INDEX_AM_RESERVED_BIT && (posid & FBT_OFFSET_MASK) >= 1) \
+				INDEX_AM_RESERVED_BIT && (posid & FBT_OFFSET_MASK) >= 1 && \
+				itemoff + MAXALIGN(sizeof(IndexTupleData)) + sizeof(ctype) <= \
+				FBT_SPECIAL_OFFSET) \
 			{ \
 				int64		v = *(const volatile ctype *) \
 					(itup + MAXALIGN(sizeof(IndexTupleData))); \

@@ -31,26 +31,28 @@ static bool _fbt_next(IndexScanDesc scan, ScanDirection dir);
 static bool _fbt_steppage(IndexScanDesc scan, ScanDirection dir);
 
 /*
- * The sum of a tuple descriptor's fixed attribute widths; *hasvarlen says
- * whether it also has varlena or cstring attributes.
+ * How far from a tuple's start the fixed-width attributes of a tuple
+ * without NULLs reach (header, then each attribute aligned in turn: the
+ * layout index_form_tuple() gives it); *hasvarlen says whether the
+ * descriptor also has varlena or cstring attributes.
  */
 static int
-_fbt_fixed_width(TupleDesc desc, bool *hasvarlen)
+_fbt_fixed_extent(TupleDesc desc, bool *hasvarlen)
 {
-	int			width = 0;
+	uint32		off = MAXALIGN(sizeof(IndexTupleData));
 	int			i;
 
 	*hasvarlen = false;
 	for (i = 0; i < desc->natts; i++)
 	{
-		int16		attlen = TupleDescAttr(desc, i)->attlen;
+		Form_pg_attribute att = TupleDescAttr(desc, i);
 
-		if (attlen < 0)
+		if (att->attlen < 0)
 			*hasvarlen = true;
 		else
-			width += attlen;
+			off = att_align_nominal(off, att->attalign) + att->attlen;
 	}
-	return width;
+	return off;
 }
 
 static void
@@ -221,14 +223,11 @@ fbtbeginscan(Relation rel, int nkeys, int norderbys)
 	so->pins.npins = 0;
 	so->checkTuples = false;
 	/*
-	 * A bound on where a tuple's fixed-width attributes end (header, null
-	 * bitmap, widths and worst-case alignment); used only without varlena
-	 * attributes (see _fbt_readitem).
+	 * Where the fixed-width attributes of a tuple without NULLs end; used
+	 * only without varlena attributes (see _fbt_readitem).
 	 */
-	so->fixedExtent = MAXALIGN(sizeof(IndexTupleData) +
-							   sizeof(IndexAttributeBitMapData)) +
-		RelationGetDescr(rel)->natts * MAXIMUM_ALIGNOF +
-		_fbt_fixed_width(RelationGetDescr(rel), &so->hasVarlenAtts);
+	so->fixedExtent = _fbt_fixed_extent(RelationGetDescr(rel),
+										&so->hasVarlenAtts);
 	scan->xs_itupdesc = RelationGetDescr(rel);
 	scan->opaque = so;
 	return scan;
@@ -344,13 +343,19 @@ _fbt_readitem(IndexScanDesc scan, Page page, OffsetNumber offnum)
 	if (!so->checkTuples)
 	{
 		/*
-		 * Only fixed-width attributes and t_tid are read, at offsets below
-		 * fixedExtent: an item starting early enough cannot lead outside
-		 * the page, whatever its lengths say.
+		 * Only fixed-width attributes and t_tid are read.  In a tuple
+		 * without NULLs they end fixedExtent bytes from its start, so an
+		 * item starting early enough cannot lead outside the page,
+		 * whatever its lengths say.  A tuple with NULLs (whose attributes
+		 * move with its bitmap) and an item that starts too late (damaged,
+		 * or a tuple with NULLs stored last) get the full check below.
 		 */
-		if (unlikely(ItemIdGetOffset(iid) > BLCKSZ - so->fixedExtent))
-			_fbt_corrupt_item(rel, so->currPos.buf, offnum, NULL);
-		return (IndexTuple) PageGetItem(page, iid);
+		if (likely(ItemIdGetOffset(iid) <= BLCKSZ - so->fixedExtent))
+		{
+			itup = (IndexTuple) PageGetItem(page, iid);
+			if (likely(!IndexTupleHasNulls(itup)))
+				return itup;
+		}
 	}
 	if (unlikely(!_fbt_itemid_ok(page, iid)))
 		_fbt_corrupt_item(rel, so->currPos.buf, offnum, NULL);
