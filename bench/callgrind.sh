@@ -74,7 +74,7 @@ usage()
 	probe.  Run as root.
 
 	Options:
-	  --switches "C ..." fastbtree configurations, of: $SWITCH_CONFIGS
+	  --switches "C ..." fastbtree configurations, of: $ALL_SWITCH_CONFIGS
 	                    (off = all switches off, all = all on, a switch name =
 	                    that one alone on); btree is always measured; default
 	                    all of them
@@ -93,8 +93,8 @@ usage()
 	  --help            show this help
 
 	The default run (int4, btree and five fastbtree configurations, both
-	probe kinds) takes about 15 minutes on 2 cores; each more key type adds
-	about 10.  --fast-compare takes about 10 minutes.
+	probe kinds) takes about 3 minutes on 2 cores; each more key type adds
+	about 2, plus loading its table.  --fast-compare takes about 10 minutes.
 	EOF
 }
 
@@ -108,16 +108,13 @@ parse_args()
 				continue
 				;;
 			--scale=*) SCALE=${1#*=} ;;
-			--results-dir=*) RESULTS_DIR=${1#*=} ;;
 			--types=*) read -r -a KEY_TYPES <<<"${1#*=}"; TYPES_GIVEN=yes ;;
 			--switches=*) SWITCH_CONFIGS=${1#*=} ;;
 			--probes=*) PROBE_KINDS=${1#*=} ;;
 			--sql-keys=*) SQL_KEYS=${1#*=} ;;
 			--fast-compare) MODE=fast_compare ;;
 			--recent-buffers) CG_RECENT_BUFFERS=on ;;
-			--keep) KEEP=yes ;;
-			-h|--help) usage; exit 0 ;;
-			*) die "unknown argument: $1 (see --help)" ;;
+			*) common_option "$1" ;;
 		esac
 		shift
 	done
@@ -207,6 +204,18 @@ cg_check_switches()
 }
 
 declare -A CG=()	# KIND:TYPE:CONFIG:RUN:LOOPS:METRIC -> count
+
+# cg_record KEY BASE CONFIG: store the counts of the profile just made
+# (CG_FILE) under KEY and check the switch settings the run printed
+cg_record()
+{
+	local t il lw mp
+
+	read -r t il lw mp < <(cg_counts "$CG_FILE")
+	CG[$1:total]=$t; CG[$1:index]=$il; CG[$1:lwlocks]=$lw; CG[$1:mapping]=$mp
+	cg_check_switches "$2" "$3"
+	CG_DONE=$((CG_DONE + 1))
+}
 CG_DONE=0
 CG_TOTAL=0
 
@@ -217,7 +226,7 @@ CG_TOTAL=0
 # only in the index layer
 cg_measure()
 {
-	local kind=$1 type=$2 config=$3 side loops run base toggles gucs k t il lw mp
+	local kind=$1 type=$2 config=$3 side loops run base toggles gucs k
 
 	side=$(config_side "$config")
 	gucs=$(switch_gucs "$config")
@@ -232,12 +241,9 @@ cg_measure()
 			CG[$k:found]=$(cg_column "$base" found)
 			[ -n "${CG[$k:probes]}" ] && [ -n "${CG[$k:found]}" ] ||
 				{ cat "$base.stdout" >&2; die "no result from fastbtree_probe ($type, $config, loops $loops)"; }
-			read -r t il lw mp < <(cg_counts "$CG_FILE")
-			CG[$k:total]=$t; CG[$k:index]=$il; CG[$k:lwlocks]=$lw; CG[$k:mapping]=$mp
-			cg_check_switches "$base" "$config"
-			CG_DONE=$((CG_DONE + 1))
+			cg_record "$k" "$base" "$config"
 			printf '%s: [%2d/%d] nl  %-12s %-16s loops=%d %14s instructions, %s probes\n' \
-				"$LOG_TAG" "$CG_DONE" "$CG_TOTAL" "$type" "$config" "$loops" "$t" "${CG[$k:probes]}"
+				"$LOG_TAG" "$CG_DONE" "$CG_TOTAL" "$type" "$config" "$loops" "${CG[$k:total]}" "${CG[$k:probes]}"
 			continue
 		fi
 		for run in all index; do
@@ -250,12 +256,9 @@ cg_measure()
 			CG[$k:probes]=$((loops * SQL_KEYS))
 			# result lines of the probes, not of the switch query
 			CG[$k:found]=$(grep '^[[:space:]]*1: ' "$base.stdout" | grep -vc ' sw_')
-			read -r t il lw mp < <(cg_counts "$CG_FILE")
-			CG[$k:total]=$t; CG[$k:index]=$il; CG[$k:lwlocks]=$lw; CG[$k:mapping]=$mp
-			cg_check_switches "$base" "$config"
-			CG_DONE=$((CG_DONE + 1))
+			cg_record "$k" "$base" "$config"
 			printf '%s: [%2d/%d] sql %-12s %-16s %-5s statements=%-5d %14s instructions\n' \
-				"$LOG_TAG" "$CG_DONE" "$CG_TOTAL" "$type" "$config" "$run" "${CG[$k:probes]}" "$t"
+				"$LOG_TAG" "$CG_DONE" "$CG_TOTAL" "$type" "$config" "$run" "${CG[$k:probes]}" "${CG[$k:total]}"
 		done
 	done
 }
@@ -403,13 +406,7 @@ switch_phase()
 		*" sql "*) target="sql-$type-$last-index" ;;
 		*) target="nl-$type-$last" ;;
 	esac
-	{
-		callgrind_annotate --inclusive=yes --auto=no "$WORK/cg/$target-3.callgrind"
-		echo
-		echo "==== self cost (callgrind_annotate without --inclusive) ===="
-		echo
-		callgrind_annotate --auto=no "$WORK/cg/$target-3.callgrind"
-	} 2>&1 | sed -e "s|$WORK/src/||g" -e "s|$WORK/inst||g" -e "s|$WORK/|WORK/|g" >"$annotate"
+	write_annotation "$WORK/cg/$target-3.callgrind" "$annotate"
 
 	{
 		switch_tables
@@ -437,8 +434,7 @@ main()
 	parse_args "$@"
 	started=$(date +%s)
 	bench_prepare
-	{ mkdir -p "$RESULTS_DIR" && [ -w "$RESULTS_DIR" ]; } || die "cannot write to $RESULTS_DIR"
-	RESULTS_DIR=$(cd "$RESULTS_DIR" && pwd)
+	prepare_results_dir
 	stem=$(results_stem "$RESULTS_DIR" -callgrind)
 	annotate="$stem-${KEY_TYPES[0]}-$FBT_AM.txt"
 	md="$stem.md"

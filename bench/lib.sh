@@ -962,7 +962,9 @@ workload_setup()
 # (the btree side), "off" (fastbtree with every switch off), the name of
 # one switch (that one on, the others off) or "all" (every switch on).
 FBT_SWITCHES=(recent_buffers scan_pins optimistic_reads)
-SWITCH_CONFIGS="off ${FBT_SWITCHES[*]} all"
+ALL_SWITCH_CONFIGS="off ${FBT_SWITCHES[*]} all"
+# the configurations to measure; the callers' --switches override it
+SWITCH_CONFIGS=$ALL_SWITCH_CONFIGS
 
 # check_switch_configs "CONFIG ...": die unless each is a fastbtree
 # configuration ("btree" is always measured and is not listed)
@@ -970,11 +972,11 @@ check_switch_configs()
 {
 	local c
 
-	[ -n "${1// /}" ] || die "--switches must name at least one configuration (of: $SWITCH_CONFIGS)"
+	[ -n "${1// /}" ] || die "--switches must name at least one configuration (of: $ALL_SWITCH_CONFIGS)"
 	for c in $1; do
-		case " $SWITCH_CONFIGS " in
+		case " $ALL_SWITCH_CONFIGS " in
 			*" $c "*) ;;
-			*) die "unknown switch configuration '$c' (of: $SWITCH_CONFIGS)" ;;
+			*) die "unknown switch configuration '$c' (of: $ALL_SWITCH_CONFIGS)" ;;
 		esac
 	done
 }
@@ -1130,6 +1132,40 @@ cg_run()
 	fi
 }
 
+# write_annotation PROFILE FILE: callgrind_annotate's views of PROFILE,
+# inclusive and self cost, with the work directory's paths shortened
+write_annotation()
+{
+	{
+		callgrind_annotate --inclusive=yes --auto=no "$1"
+		echo
+		echo "==== self cost (callgrind_annotate without --inclusive) ===="
+		echo
+		callgrind_annotate --auto=no "$1"
+	} 2>&1 | sed -e "s|$WORK/src/||g" -e "s|$WORK/inst||g" -e "s|$WORK/|WORK/|g" >"$2"
+}
+
+# common_option ARG: the options that bench/callgrind.sh and
+# bench/scaling.sh share (--results-dir=DIR, --keep, --help, which calls the
+# caller's usage); dies on any other
+common_option()
+{
+	case "$1" in
+		--results-dir=*) RESULTS_DIR=${1#*=} ;;
+		--keep) KEEP=yes ;;
+		-h|--help) usage; exit 0 ;;
+		*) die "unknown argument: $1 (see --help)" ;;
+	esac
+}
+
+# prepare_results_dir: create RESULTS_DIR if needed, check that it is
+# writable, and make it absolute
+prepare_results_dir()
+{
+	{ mkdir -p "$RESULTS_DIR" && [ -w "$RESULTS_DIR" ]; } || die "cannot write to $RESULTS_DIR"
+	RESULTS_DIR=$(cd "$RESULTS_DIR" && pwd)
+}
+
 # callgrind_phase MDFILE ANNOTATEFILE: run every type and configuration,
 # write the markdown section to MDFILE and callgrind_annotate's view of
 # int4 on fastbtree (fast_compare on) to ANNOTATEFILE.  Needs the probe data
@@ -1172,13 +1208,7 @@ callgrind_phase()
 		fi
 	done
 
-	{
-		callgrind_annotate --inclusive=yes --auto=no "$WORK/cg/int4-fbt_on-3.callgrind"
-		echo
-		echo "==== self cost (callgrind_annotate without --inclusive) ===="
-		echo
-		callgrind_annotate --auto=no "$WORK/cg/int4-fbt_on-3.callgrind"
-	} 2>&1 | sed -e "s|$WORK/src/||g" -e "s|$WORK/inst||g" -e "s|$WORK/|WORK/|g" >"$annotate"
+	write_annotation "$WORK/cg/int4-fbt_on-3.callgrind" "$annotate"
 
 	# per probe: (I3 - I1) / (probes3 - probes1)
 	perprobe()
