@@ -460,12 +460,9 @@ main()
 			switch_section "$WORK/callgrind.md" "$annotate"
 		fi
 		echo
-		echo "Total time: $(( ($(date +%s) - started) / 60 )) min $(( ($(date +%s) - started) % 60 )) s."
+		total_time "$started"
 	} >"$md"
-	echo
-	cat "$md"
-	echo
-	log "results: $md"
+	show_results "$md"
 	log "callgrind_annotate: $annotate"
 }
 

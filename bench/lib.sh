@@ -1158,6 +1158,23 @@ common_option()
 	esac
 }
 
+# total_time STARTED: "Total time: M min S s." since STARTED (date +%s)
+total_time()
+{
+	local s=$(($(date +%s) - $1))
+
+	echo "Total time: $((s / 60)) min $((s % 60)) s."
+}
+
+# show_results MDFILE: print a results file and where it is
+show_results()
+{
+	echo
+	cat "$1"
+	echo
+	log "results: $1"
+}
+
 # prepare_results_dir: create RESULTS_DIR if needed, check that it is
 # writable, and make it absolute
 prepare_results_dir()

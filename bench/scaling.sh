@@ -287,12 +287,9 @@ main()
 		echo "Raw runs (workload, clients, round, configuration, tps, transactions): [$(basename "$stem.tsv")]($(basename "$stem.tsv"))"
 		cat "$WORK/tables.md"
 		echo
-		echo "Total time: $(( ($(date +%s) - started) / 60 )) min $(( ($(date +%s) - started) % 60 )) s."
+		total_time "$started"
 	} >"$md"
-	echo
-	cat "$md"
-	echo
-	log "results: $md"
+	show_results "$md"
 	[ -z "$CHART" ] || log "chart:   $CHART"
 }
 
