@@ -1,32 +1,51 @@
 #!/usr/bin/env bash
 #
 # bench/callgrind.sh
-#	Instructions per index probe, btree vs fastbtree, counted by callgrind:
-#	deterministic, whatever else the machine is doing.
+#	Instructions, LWLock acquisitions and buffer-mapping lookups per index
+#	probe, btree vs fastbtree with each of its switches, counted by
+#	callgrind: deterministic, whatever else the machine is doing.
 #
 # Run as root on a Debian 12 machine after scripts/install-deps.sh (valgrind
 # is installed if missing).  Like bench/run.sh, it builds the extension
 # with PGXS's default flags (the server's: optimized, without assertions)
 # into a private directory, creates the benchmark tables in a throwaway
-# cluster and stops it.  Then, for each key type (int4, int8, timestamptz,
-# text COLLATE "C", text with the default collation, and a two-column
-# (int4, int4) index probed on its first column) and each configuration
-# (btree; fastbtree with fastbtree.fast_compare off; on), it runs
+# cluster and stops it.  Then, for each key type (--types; default int4)
+# and each configuration (btree; fastbtree with the switches of issue 9,
+# fastbtree.recent_buffers, fastbtree.scan_pins and
+# fastbtree.optimistic_reads, all off, each alone on, all on: --switches),
+# it measures two probe kinds in single-user backends
+# (postgres --single -D DATA DB) under valgrind --tool=callgrind, run as the
+# unprivileged user:
 #
-#	valgrind --tool=callgrind --toggle-collect=fastbtree_probe \
-#		postgres --single -D DATA DB
+#   - the nested-loop probe: one fastbtree_probe() call (fbtbench.c: one
+#     index scan rescanned per key, the heap not visited), collected only
+#     inside fastbtree_probe, with loops => 1 and loops => 3 over the same
+#     key array;
+#   - the SQL point probe: whole statements, one probe each
+#     ("SELECT abalance FROM pgbench_accounts WHERE aid = K" for int4, the
+#     like on the other key types), first SQL_KEYS keys once, then the same
+#     keys three times; everything the backend executes is collected, and
+#     a second pair of runs collects only inside index_beginscan,
+#     index_rescan, index_getnext_tid and index_endscan.
 #
-# as the unprivileged user with one fastbtree_probe() call on stdin, twice:
-# with loops => 1 and loops => 3 over the same key array.  The difference
-# cancels fixed costs (relcache loads, cold buffer reads), so
+# The difference of the two runs of a pair cancels fixed costs (backend
+# start, relcache loads, cold buffer reads), so
 #
-#	instructions/probe = (I3 - I1) / (probes3 - probes1)
+#	X/probe = (X3 - X1) / (probes3 - probes1)
 #
-# and the "index layer" figure is the same after subtracting the buffer
-# manager (see cgsum.pl).  It writes results/DATE-HOST-callgrind.md with the
-# table and results/DATE-HOST-callgrind-int4-fastbtree.txt, the
-# callgrind_annotate output for int4 on fastbtree (fast_compare on).
-# bench/run.sh --suite all runs the same measurement on its own cluster.
+# for X = instructions, calls of LWLockAcquire + LWLockConditionalAcquire
+# (LWLock acquisitions) and calls of BufTableLookup (buffer-mapping
+# lookups), as bench/cgsum.pl sums them.  The "index layer" is everything
+# under those four index AM entry points, buffer manager included.  Every
+# run ends with a query of the switch settings, which must be the
+# configuration's (a switch this build lacks only draws a warning).
+#
+# It writes results/DATE-HOST-callgrind.md with the tables and
+# results/DATE-HOST-callgrind-int4-fastbtree.txt, the callgrind_annotate
+# output of the last fastbtree configuration's SQL probe, index layer.
+# --fast-compare runs the earlier measurement instead (six key types;
+# btree, fastbtree with fastbtree.fast_compare off and on; nested-loop
+# probe only), which bench/run.sh --suite callgrind runs too.
 
 set -uo pipefail
 export LC_ALL=C
@@ -37,25 +56,45 @@ BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$BENCH_DIR/lib.sh"
 
 RESULTS_DIR="$BENCH_DIR/results"
+MODE=switches
+PROBE_KINDS="nl sql"
+TYPES_GIVEN=no
+# keys of the SQL point probe: SQL_KEYS statements, then 3 * SQL_KEYS
+SQL_KEYS=1000
+COMMAND_LINE="bash bench/callgrind.sh${*:+ $*}"
 
 usage()
 {
 	cat <<-EOF
 	Usage: bash bench/callgrind.sh [options]
 
-	Count instructions per index probe with callgrind for btree and
-	fastbtree (fast_compare off and on) on six key types.  Run as root.
+	Count instructions, LWLock acquisitions and buffer-mapping lookups per
+	index probe with callgrind, btree against fastbtree with each of its
+	switches, for the nested-loop probe (fastbtree_probe) and the SQL point
+	probe.  Run as root.
 
 	Options:
+	  --switches "C ..." fastbtree configurations, of: $ALL_SWITCH_CONFIGS
+	                    (off = all switches off, all = all on, a switch name =
+	                    that one alone on); btree is always measured; default
+	                    all of them
+	  --probes "K ..."  probe kinds, of: nl (nested-loop probe,
+	                    fastbtree_probe) sql (SQL point probe); default "$PROBE_KINDS"
+	  --types "T ..."   key types (of: ${KEY_TYPES[*]}); default int4
+	  --sql-keys N      statements of the shorter SQL run; default $SQL_KEYS
 	  --scale N         rows per table = 100000 * N; default $SCALE
-	  --types "T ..."   only these key types (of: ${KEY_TYPES[*]})
-	  --recent-buffers  run fastbtree with fastbtree.recent_buffers = on
+	  --fast-compare    instead, the earlier measurement: btree and fastbtree
+	                    with fastbtree.fast_compare off and on, nested-loop
+	                    probe only, on all six key types by default
+	  --recent-buffers  with --fast-compare: fastbtree.recent_buffers = on
 	  --results-dir DIR where to save the results; default bench/results
 	  --keep            keep the (stopped) cluster and the profiles in the
 	                    work directory
 	  --help            show this help
 
-	Takes about 10 minutes with the default scale.
+	The default run (int4, btree and five fastbtree configurations, both
+	probe kinds) takes about 3 minutes on 2 cores; each more key type adds
+	about 2, plus loading its table.  --fast-compare takes about 10 minutes.
 	EOF
 }
 
@@ -63,22 +102,329 @@ parse_args()
 {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-			--scale|--results-dir|--types)
+			--scale|--results-dir|--types|--switches|--probes|--sql-keys)
 				[ $# -ge 2 ] || die "$1 needs a value (see --help)"
 				set -- "$1=$2" "${@:3}"
 				continue
 				;;
 			--scale=*) SCALE=${1#*=} ;;
-			--results-dir=*) RESULTS_DIR=${1#*=} ;;
-			--types=*) read -r -a KEY_TYPES <<<"${1#*=}" ;;
+			--types=*) read -r -a KEY_TYPES <<<"${1#*=}"; TYPES_GIVEN=yes ;;
+			--switches=*) SWITCH_CONFIGS=${1#*=} ;;
+			--probes=*) PROBE_KINDS=${1#*=} ;;
+			--sql-keys=*) SQL_KEYS=${1#*=} ;;
+			--fast-compare) MODE=fast_compare ;;
 			--recent-buffers) CG_RECENT_BUFFERS=on ;;
-			--keep) KEEP=yes ;;
-			-h|--help) usage; exit 0 ;;
-			*) die "unknown argument: $1 (see --help)" ;;
+			*) common_option "$1" ;;
 		esac
 		shift
 	done
 	is_posint "$SCALE" || die "--scale must be a positive integer, got '$SCALE'"
+	is_posint "$SQL_KEYS" || die "--sql-keys must be a positive integer, got '$SQL_KEYS'"
+	[ "$SQL_KEYS" -le "$PROBE_KEYS" ] || die "--sql-keys must be at most $PROBE_KEYS"
+	local t k
+	for t in "${KEY_TYPES[@]}"; do
+		type_label "$t" >/dev/null
+		probe_keys_table "$t" >/dev/null
+	done
+	[ "${#KEY_TYPES[@]}" -gt 0 ] || die "--types must name at least one key type"
+	if [ "$MODE" = switches ]; then
+		[ "$TYPES_GIVEN" = yes ] || KEY_TYPES=(int4)
+		check_switch_configs "$SWITCH_CONFIGS"
+		[ -n "${PROBE_KINDS// /}" ] || die "--probes must name at least one probe kind"
+		for k in $PROBE_KINDS; do
+			case "$k" in
+				nl|sql) ;;
+				*) die "unknown probe kind '$k' (of: nl sql)" ;;
+			esac
+		done
+		[ -z "${CG_RECENT_BUFFERS:-}" ] || die "--recent-buffers goes with --fast-compare (otherwise use --switches)"
+	fi
+}
+
+# --- the switch measurement ---------------------------------------------
+
+# sql_probe_template TYPE SIDE: the point-probe statement of a key type,
+# with %L where the key goes (format()), as pgbench -S's for int4
+sql_probe_template()
+{
+	case "$1" in
+		int4) echo "SELECT abalance FROM $(accounts_table "$2") WHERE aid = %L" ;;
+		int8) echo "SELECT v FROM k_int8_$2 WHERE k = %L" ;;
+		timestamptz) echo "SELECT v FROM k_ts_$2 WHERE k = %L" ;;
+		text_c) echo "SELECT v FROM k_text_$2 WHERE kc = %L" ;;
+		text_default) echo "SELECT v FROM k_text_$2 WHERE kd = %L" ;;
+		twocol) echo "SELECT v FROM k_two_$2 WHERE a = %L" ;;
+		*) die "unknown key type '$1'" ;;
+	esac
+}
+
+# The session settings of every SQL probe: no bitmap scan, so that every
+# statement is one plain index scan (checked below).
+SQL_PROBE_GUCS="enable_bitmapscan=off"
+
+# sql_probe_scripts TYPE SIDE: while the cluster runs, write the statements
+# of the SQL point probe of one key type and side, WORK/cg/sql-TYPE-SIDE-1.sql
+# (SQL_KEYS statements) and -3.sql (the same three times), each followed by
+# the query of the switch settings; check the plan of the first statement
+sql_probe_scripts()
+{
+	local type=$1 side=$2 base="$WORK/cg/sql-$1-$2" stmts plan index
+
+	stmts=$(psql_q "SELECT format($(sql_lit "$(sql_probe_template "$type" "$side")"), k)
+			FROM unnest((SELECT keys[1:$SQL_KEYS] FROM $(probe_keys_table "$type"))) WITH ORDINALITY AS u(k, n)
+			ORDER BY n") || die "generating the SQL probe statements failed ($type, $side)"
+	[ "$(wc -l <<<"$stmts")" -eq "$SQL_KEYS" ] || die "expected $SQL_KEYS SQL probe statements ($type, $side)"
+	index=$(probe_index "$type" "$side")
+	plan=$(psql_q "SET $SQL_PROBE_GUCS" "EXPLAIN (COSTS OFF) $(head -n 1 <<<"$stmts")" 2>&1) ||
+		{ echo "$plan" >&2; die "EXPLAIN of the SQL probe failed ($type, $side)"; }
+	grep -q "^Index Scan using $index on " <<<"$plan" ||
+		{ echo "$plan" >&2; die "the SQL probe of $type ($side) is not an index scan using $index"; }
+	{ echo "$stmts"; switch_show_sql; } >"$base-1.sql"
+	{ echo "$stmts"; echo "$stmts"; echo "$stmts"; switch_show_sql; } >"$base-3.sql"
+}
+
+# cg_counts FILE: "total index_layer lwlocks mapping_lookups" of a profile
+cg_counts()
+{
+	perl "$BENCH_DIR/cgsum.pl" "$1" |
+		awk '{ v[$1] = $2 } END { print v["total"], v["index_layer"], v["lwlocks"], v["mapping_lookups"] }'
+}
+
+# cg_check_switches BASE CONFIG: the switch settings the run printed must be
+# the configuration's (fastbtree only)
+cg_check_switches()
+{
+	local sw shown=""
+
+	[ "$2" != btree ] || return 0
+	for sw in "${FBT_SWITCHES[@]}"; do
+		shown+="${shown:+ }$(cg_column "$1" "sw_$sw")"
+	done
+	check_switches_shown "$2" "$shown"
+}
+
+declare -A CG=()	# KIND:TYPE:CONFIG:RUN:LOOPS:METRIC -> count
+
+# cg_record KEY BASE CONFIG: store the counts of the profile just made
+# (CG_FILE) under KEY and check the switch settings the run printed
+cg_record()
+{
+	local t il lw mp
+
+	read -r t il lw mp < <(cg_counts "$CG_FILE")
+	CG[$1:total]=$t; CG[$1:index]=$il; CG[$1:lwlocks]=$lw; CG[$1:mapping]=$mp
+	cg_check_switches "$2" "$3"
+	CG_DONE=$((CG_DONE + 1))
+}
+CG_DONE=0
+CG_TOTAL=0
+
+# cg_measure KIND TYPE CONFIG: the runs of one probe kind, key type and
+# configuration; KIND nl: loops 1 and 3 of fastbtree_probe, metrics from
+# the profile collected inside it; KIND sql: SQL_KEYS and 3 * SQL_KEYS
+# statements, run "all" collecting everything, run "index" collecting
+# only in the index layer
+cg_measure()
+{
+	local kind=$1 type=$2 config=$3 side loops run base toggles gucs k
+
+	side=$(config_side "$config")
+	gucs=$(switch_gucs "$config")
+	for loops in 1 3; do
+		if [ "$kind" = nl ]; then
+			base="$WORK/cg/nl-$type-$config-$loops"
+			echo "SELECT probes, found FROM fastbtree_probe('$(probe_index "$type" "$side")', (SELECT keys FROM $(probe_keys_table "$type")), $loops)" >"$base.sql"
+			switch_show_sql >>"$base.sql"
+			cg_single "$base" fastbtree_probe "$gucs"
+			k="$kind:$type:$config:all:$loops"
+			CG[$k:probes]=$(cg_column "$base" probes)
+			CG[$k:found]=$(cg_column "$base" found)
+			[ -n "${CG[$k:probes]}" ] && [ -n "${CG[$k:found]}" ] ||
+				{ cat "$base.stdout" >&2; die "no result from fastbtree_probe ($type, $config, loops $loops)"; }
+			cg_record "$k" "$base" "$config"
+			printf '%s: [%2d/%d] nl  %-12s %-16s loops=%d %14s instructions, %s probes\n' \
+				"$LOG_TAG" "$CG_DONE" "$CG_TOTAL" "$type" "$config" "$loops" "${CG[$k:total]}" "${CG[$k:probes]}"
+			continue
+		fi
+		for run in all index; do
+			base="$WORK/cg/sql-$type-$config-$run-$loops"
+			cp "$WORK/cg/sql-$type-$side-$loops.sql" "$base.sql"
+			toggles=
+			[ "$run" = all ] || toggles="index_beginscan index_rescan index_getnext_tid index_endscan"
+			cg_single "$base" "$toggles" "$SQL_PROBE_GUCS $gucs"
+			k="$kind:$type:$config:$run:$loops"
+			CG[$k:probes]=$((loops * SQL_KEYS))
+			# result lines of the probes, not of the switch query
+			CG[$k:found]=$(grep '^[[:space:]]*1: ' "$base.stdout" | grep -vc ' sw_')
+			cg_record "$k" "$base" "$config"
+			printf '%s: [%2d/%d] sql %-12s %-16s %-5s statements=%-5d %14s instructions\n' \
+				"$LOG_TAG" "$CG_DONE" "$CG_TOTAL" "$type" "$config" "$run" "${CG[$k:probes]}" "${CG[$k:total]}"
+		done
+	done
+}
+
+# per_probe KIND:TYPE:CONFIG:RUN METRIC [DECIMALS]: (X3 - X1) / (probes3 -
+# probes1)
+per_probe()
+{
+	awk -v a="${CG[$1:3:$2]}" -v b="${CG[$1:1:$2]}" -v p="${CG[$1:3:probes]}" -v q="${CG[$1:1:probes]}" \
+		-v d="${3:-0}" 'BEGIN { printf "%.*f\n", d, (a - b) / (p - q) }'
+}
+
+# switch_tables MDFILE: the result tables, one per probe kind
+switch_tables()
+{
+	local type config kind b bi w wi lw mp lwi mpi
+	local configs="btree $SWITCH_CONFIGS"
+
+	for kind in $PROBE_KINDS; do
+		echo
+		if [ "$kind" = nl ]; then
+			echo "### Nested-loop probe: fastbtree_probe(), one index scan rescanned per key (heap not visited)"
+			echo
+			echo "Per probe; whole = everything under fastbtree_probe, which per probe calls only index_rescan and"
+			echo "index_getnext_tid, so its LWLocks and mapping lookups are all in the index layer."
+			echo
+			echo "| key type | configuration | instructions | ratio to btree | index layer | ratio to btree | LWLocks | mapping lookups |"
+			echo "|---|---|--:|--:|--:|--:|--:|--:|"
+		else
+			echo "### SQL point probe: one whole statement per key (parse, plan, execute with its heap fetch, commit)"
+			echo
+			echo "Per statement; whole = everything the single-user backend executed; index layer = the run that"
+			echo "collected only under index_beginscan, index_rescan, index_getnext_tid and index_endscan."
+			echo
+			echo "| key type | configuration | instructions | ratio to btree | index layer | ratio to btree | LWLocks | LWLocks, index layer | mapping lookups | mapping lookups, index layer |"
+			echo "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|"
+		fi
+		for type in "${KEY_TYPES[@]}"; do
+			for config in $configs; do
+				if [ "$kind" = nl ]; then
+					w=$(per_probe "nl:$type:$config:all" total)
+					wi=$(per_probe "nl:$type:$config:all" index)
+					lw=$(per_probe "nl:$type:$config:all" lwlocks 2)
+					mp=$(per_probe "nl:$type:$config:all" mapping 2)
+				else
+					w=$(per_probe "sql:$type:$config:all" total)
+					wi=$(per_probe "sql:$type:$config:index" total)
+					lw=$(per_probe "sql:$type:$config:all" lwlocks 2)
+					mp=$(per_probe "sql:$type:$config:all" mapping 2)
+					lwi=$(per_probe "sql:$type:$config:index" lwlocks 2)
+					mpi=$(per_probe "sql:$type:$config:index" mapping 2)
+				fi
+				[ "$config" != btree ] || { b=$w; bi=$wi; }
+				RATIO_INDEX[$kind:$type:$config]=$(ratio "$wi" "$bi")
+				LWLOCKS[$kind:$type:$config]=$lw
+				printf '| %s | %s | %s | %.3f | %s | %.3f | %s |' "$(type_label "$type")" "$(switch_label "$config")" \
+					"$w" "$(ratio "$w" "$b")" "$wi" "$(ratio "$wi" "$bi")" "$lw"
+				if [ "$kind" = nl ]; then
+					printf ' %s |\n' "$mp"
+				else
+					printf ' %s | %s | %s |\n' "$lwi" "$mp" "$mpi"
+				fi
+				printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$type" "$config" "$w" "$wi" "$lw" "$mp" >>"$WORK/callgrind.tsv"
+			done
+		done
+	done
+}
+
+declare -A RATIO_INDEX=() LWLOCKS=()
+
+# targets_section: issue 9's targets for the all-switches configuration
+targets_section()
+{
+	local type verdict
+
+	case " $SWITCH_CONFIGS " in *" all "*) ;; *) return 0 ;; esac
+	echo
+	echo "### Issue 9's targets, all switches on"
+	echo
+	echo "| key type | target | measured | met |"
+	echo "|---|---|--:|---|"
+	for type in "${KEY_TYPES[@]}"; do
+		if [ -n "${RATIO_INDEX[sql:$type:all]:-}" ]; then
+			verdict=$(awk -v r="${RATIO_INDEX[sql:$type:all]}" 'BEGIN { print (r <= 0.60) ? "yes" : "no" }')
+			printf '| %s | SQL point probe, index layer ≤ 0.60x btree | %.3f | %s |\n' "$(type_label "$type")" "${RATIO_INDEX[sql:$type:all]}" "$verdict"
+		fi
+		if [ -n "${RATIO_INDEX[nl:$type:all]:-}" ]; then
+			verdict=$(awk -v r="${RATIO_INDEX[nl:$type:all]}" 'BEGIN { print (r <= 0.35) ? "yes" : "no" }')
+			printf '| %s | nested-loop probe, index layer ≤ 0.35x btree | %.3f | %s |\n' "$(type_label "$type")" "${RATIO_INDEX[nl:$type:all]}" "$verdict"
+			verdict=$(awk -v r="${LWLOCKS[nl:$type:all]}" 'BEGIN { print (r <= 4) ? "yes" : "no" }')
+			printf '| %s | nested-loop probe, LWLock acquisitions ≤ 4 | %s | %s |\n' "$(type_label "$type")" "${LWLOCKS[nl:$type:all]}" "$verdict"
+		fi
+	done
+	echo
+	echo "The issue counts the nested-loop probe's LWLocks with the heap (btree: 8 = 3 levels × (mapping +"
+	echo "content) + heap 2); fastbtree_probe() does not visit the heap, so its btree figure is the index's 6."
+}
+
+# switch_phase MDFILE ANNOTATEFILE: every probe kind, key type and
+# configuration; writes the markdown section and the annotation of the
+# last fastbtree configuration's SQL probe (index layer), or of its
+# nested-loop probe without --probes sql.  Stops the cluster.
+switch_phase()
+{
+	local md=$1 annotate=$2 kind type config side last nk=0 target
+	local configs="btree $SWITCH_CONFIGS"
+
+	ensure_packages "the callgrind measurement" valgrind
+	command -v callgrind_annotate >/dev/null 2>&1 || die "callgrind_annotate not found (package valgrind)"
+	for type in "${KEY_TYPES[@]}"; do
+		load_data "$(probe_keys_table "$type")"
+	done
+	mkdir -p "$WORK/cg" && chown "$BENCH_USER:" "$WORK/cg"
+	case " $PROBE_KINDS " in
+		*" sql "*)
+			for type in "${KEY_TYPES[@]}"; do
+				for side in bt fbt; do
+					sql_probe_scripts "$type" "$side"
+				done
+			done
+			;;
+	esac
+	log "stopping the cluster for the callgrind runs (each one a single-user backend under valgrind)"
+	stop_cluster
+
+	for kind in $PROBE_KINDS; do
+		if [ "$kind" = nl ]; then nk=$((nk + 2)); else nk=$((nk + 4)); fi
+	done
+	CG_TOTAL=$((nk * ${#KEY_TYPES[@]} * $(wc -w <<<"$configs")))
+	for kind in $PROBE_KINDS; do
+		for type in "${KEY_TYPES[@]}"; do
+			for config in $configs; do
+				cg_measure "$kind" "$type" "$config"
+			done
+			for config in $configs; do
+				[ "${CG[$kind:$type:$config:all:3:found]}" = "${CG[$kind:$type:btree:all:3:found]}" ] ||
+					die "$kind probe $type: btree found ${CG[$kind:$type:btree:all:3:found]}, $config ${CG[$kind:$type:$config:all:3:found]}"
+			done
+		done
+	done
+
+	last=${SWITCH_CONFIGS##* }
+	type=${KEY_TYPES[0]}
+	case " $PROBE_KINDS " in
+		*" sql "*) target="sql-$type-$last-index" ;;
+		*) target="nl-$type-$last" ;;
+	esac
+	write_annotation "$WORK/cg/$target-3.callgrind" "$annotate"
+
+	{
+		switch_tables
+		targets_section
+		echo
+		switches_absent_note
+		echo
+		echo "Where $(type_label "$type") $(sed 's/-.*//' <<<"$target") probes spend their instructions on $(switch_label "$last")$(
+			[ "${target##*-}" = index ] && echo ", index layer"), per probe (self cost of each"
+		echo "function in the longer run minus the shorter, over the extra probes; static functions of the stripped"
+		echo "postgres binary appear as addresses):"
+		echo
+		echo "| function | self instructions/probe | inclusive |"
+		echo "|---|--:|--:|"
+		kind=${target%%-*}
+		perl "$BENCH_DIR/cgsum.pl" --per-probe "$((CG[$kind:$type:$last:${target##*-}:3:probes] - CG[$kind:$type:$last:${target##*-}:1:probes]))" \
+			"$WORK/cg/$target-1.callgrind" "$WORK/cg/$target-3.callgrind" | head -n 25
+	} >"$md"
 }
 
 main()
@@ -88,32 +434,58 @@ main()
 	parse_args "$@"
 	started=$(date +%s)
 	bench_prepare
-	{ mkdir -p "$RESULTS_DIR" && [ -w "$RESULTS_DIR" ]; } || die "cannot write to $RESULTS_DIR"
-	RESULTS_DIR=$(cd "$RESULTS_DIR" && pwd)
+	prepare_results_dir
 	stem=$(results_stem "$RESULTS_DIR" -callgrind)
-	annotate="$stem-int4-$FBT_AM.txt"
+	annotate="$stem-${KEY_TYPES[0]}-$FBT_AM.txt"
 	md="$stem.md"
 
 	build_extension
 	setup_cluster
-	load_data probekeys
-	callgrind_phase "$WORK/callgrind.md" "$annotate"
+	if [ "$MODE" = fast_compare ]; then
+		load_data probekeys
+		callgrind_phase "$WORK/callgrind.md" "$annotate"
+	else
+		switch_phase "$WORK/callgrind.md" "$annotate"
+	fi
 	{
 		echo "# fastbtree callgrind measurement: btree vs $FBT_AM"
 		echo
-		echo "- $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname -s); command: \`bash bench/callgrind.sh $*\`"
+		echo "- $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname -s); command: \`$COMMAND_LINE\`"
 		echo "- $(as_user postgres --version); fastbtree source $(source_revision), built with PGXS defaults (no assertions)"
 		echo "- CPU: $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo); $(valgrind --version)"
 		echo "- scale $SCALE: $(nrows) rows per table"
-		callgrind_section "$WORK/callgrind.md" "$annotate"
+		if [ "$MODE" = fast_compare ]; then
+			callgrind_section "$WORK/callgrind.md" "$annotate"
+		else
+			switch_section "$WORK/callgrind.md" "$annotate"
+		fi
 		echo
-		echo "Total time: $(( ($(date +%s) - started) / 60 )) min."
+		total_time "$started"
 	} >"$md"
-	echo
-	cat "$md"
-	echo
-	log "results: $md"
+	show_results "$md"
 	log "callgrind_annotate: $annotate"
+}
+
+# switch_section MDFILE ANNOTATEFILE: the markdown section of the switch
+# measurement
+switch_section()
+{
+	echo
+	echo "## Callgrind: per probe, btree against each of $FBT_AM's switches"
+	echo
+	echo "Deterministic and independent of machine load.  Configurations: btree; $FBT_AM with"
+	echo "fastbtree.recent_buffers, fastbtree.scan_pins and fastbtree.optimistic_reads set as named"
+	echo "(fast_compare on).  Each figure is (X3 − X1) / (probes3 − probes1) from two single-user backends"
+	echo "under callgrind: the nested-loop probe with fastbtree_probe() loops = 1 and 3 over the same"
+	echo "$PROBE_KEYS keys, the SQL point probe with $SQL_KEYS statements and the same $SQL_KEYS three times"
+	echo "(session setting $SQL_PROBE_GUCS), so that fixed costs (backend start, relcache loads, cold"
+	echo "buffer reads) cancel.  \"Index layer\" = everything under index_beginscan, index_rescan,"
+	echo "index_getnext_tid and index_endscan, buffer manager included.  LWLocks = calls of LWLockAcquire"
+	echo "and LWLockConditionalAcquire; mapping lookups = calls of BufTableLookup (buffer-mapping hash)."
+	echo "Ratios below 1 mean $FBT_AM executes fewer instructions.  Each run's switch settings were read"
+	echo "back in the same backend and matched the configuration."
+	echo "Where the instructions go: [\`$(basename "$2")\`]($(basename "$2"))."
+	cat "$1"
 }
 
 main "$@"

@@ -2,12 +2,13 @@
 #
 # bench/cgsum.pl
 #	Read callgrind profiles (callgrind.out format, event Ir) and sum what
-#	bench/callgrind.sh reports: total instructions and the part spent in
-#	PostgreSQL's buffer manager.
+#	bench/callgrind.sh reports: total instructions, the part spent in
+#	PostgreSQL's buffer manager and in the index layer, and call counts.
 #
 # Usage:
 #	perl cgsum.pl FILE
-#		prints three lines "total N", "bufmgr N", "bufmgr_formula N":
+#		prints six lines "total N", "bufmgr N", "bufmgr_formula N",
+#		"index_layer N", "lwlocks N", "mapping_lookups N":
 #
 #		bufmgr is the inclusive cost of every call that enters the buffer
 #		manager's entry points (@BUFMGR below) from a function outside
@@ -20,6 +21,16 @@
 #		inclusive cost of ReadBufferExtended, LockBuffer, ReleaseBuffer and
 #		UnlockReleaseBuffer plus the self cost of ReleaseAndReadBuffer and
 #		ReadBuffer.  It is printed for comparison with older measurements.
+#
+#		index_layer is the inclusive cost of every call into the index AM
+#		interface (@INDEX_LAYER below: index_beginscan, index_rescan,
+#		index_getnext_tid, index_endscan) from outside it, buffer manager
+#		included, summed over call edges like bufmgr.
+#
+#		lwlocks is the number of calls of LWLockAcquire and
+#		LWLockConditionalAcquire, mapping_lookups the number of calls of
+#		BufTableLookup (the buffer-mapping hash lookup), read from the
+#		"calls=" lines: only calls made while callgrind collected count.
 #
 #	perl cgsum.pl --per-probe N FILE1 FILE3
 #		prints a markdown table row per function, "| name | self | incl |",
@@ -36,13 +47,17 @@ my @BUFMGR = qw(ReadBufferExtended ReadBuffer ReleaseAndReadBuffer
   ReadRecentBuffer LockBuffer ConditionalLockBuffer ReleaseBuffer
   UnlockReleaseBuffer IncrBufferRefCount);
 my %in_bufmgr = map { $_ => 1 } @BUFMGR;
+my @INDEX_LAYER = qw(index_beginscan index_rescan index_getnext_tid index_endscan);
+my %in_index_layer = map { $_ => 1 } @INDEX_LAYER;
+my @LWLOCK_ACQUIRE = qw(LWLockAcquire LWLockConditionalAcquire);
 
 # parse(FILE) -> { self => {fn => cost}, calls => {fn => {callee => cost}},
+#                  ncalls => {callee => number of calls},
 #                  total => N, object => {fn => object file} }
 sub parse
 {
 	my ($file) = @_;
-	my (%fn_name, %ob_name, %self, %calls, %object);
+	my (%fn_name, %ob_name, %self, %calls, %ncalls, %object);
 	my ($fn, $cfn, $ob, $cob, $in_call, $total) = ('', '', '', '', 0, undef);
 
 	open(my $fh, '<', $file) or die "cgsum.pl: cannot open $file: $!\n";
@@ -73,8 +88,9 @@ sub parse
 			if ($1 eq 'ob') { $ob = $ob_name{$2}; }
 			else { $cob = $ob_name{$2}; }
 		}
-		elsif ($line =~ /^calls=/)
+		elsif ($line =~ /^calls=(\d+)/)
 		{
+			$ncalls{$cfn} += $1;
 			$in_call = 1;
 		}
 		elsif ($line =~ /^[0-9+*-]/)
@@ -102,7 +118,13 @@ sub parse
 	close($fh);
 	die "cgsum.pl: $file: no summary line (not a callgrind profile?)\n"
 	  unless defined $total;
-	return { self => \%self, calls => \%calls, total => $total, object => \%object };
+	return {
+		self => \%self,
+		calls => \%calls,
+		ncalls => \%ncalls,
+		total => $total,
+		object => \%object
+	};
 }
 
 sub inclusive
@@ -114,20 +136,32 @@ sub inclusive
 	return $sum;
 }
 
-sub bufmgr_edges
+# entry_edges(PROFILE, SET): the inclusive cost of the calls into the
+# functions of SET (a hash of names) from functions outside it
+sub entry_edges
 {
-	my ($p) = @_;
+	my ($p, $set) = @_;
 	my $sum = 0;
 
 	for my $caller (keys %{ $p->{calls} })
 	{
-		next if $in_bufmgr{$caller};
+		next if $set->{$caller};
 		for my $callee (keys %{ $p->{calls}{$caller} })
 		{
-			$sum += $p->{calls}{$caller}{$callee} if $in_bufmgr{$callee};
+			$sum += $p->{calls}{$caller}{$callee} if $set->{$callee};
 		}
 	}
 	return $sum;
+}
+
+# ncalls(PROFILE, NAME...): how many calls of these functions it recorded
+sub ncalls
+{
+	my ($p, @names) = @_;
+	my $n = 0;
+
+	$n += $p->{ncalls}{$_} // 0 for @names;
+	return $n;
 }
 
 sub bufmgr_formula
@@ -155,8 +189,11 @@ if (@ARGV == 1)
 	my $p = parse($ARGV[0]);
 
 	print "total $p->{total}\n";
-	print "bufmgr ", bufmgr_edges($p), "\n";
+	print "bufmgr ", entry_edges($p, \%in_bufmgr), "\n";
 	print "bufmgr_formula ", bufmgr_formula($p), "\n";
+	print "index_layer ", entry_edges($p, \%in_index_layer), "\n";
+	print "lwlocks ", ncalls($p, @LWLOCK_ACQUIRE), "\n";
+	print "mapping_lookups ", ncalls($p, 'BufTableLookup'), "\n";
 }
 elsif (@ARGV == 4 && $ARGV[0] eq '--per-probe' && $ARGV[1] =~ /^[1-9][0-9]*$/)
 {

@@ -11,6 +11,11 @@
 #	probe.dat      key type, ns/probe of btree, fastbtree off, fastbtree on
 #	callgrind.dat  key type, instructions/probe of the same three, then
 #	               index-layer instructions/probe of the same three
+#
+# bench/scaling.sh calls it with chart='scaling' and configs='btree off ...'
+# after writing scaling.dat: one block per workload (in the order of
+# names), a line per client count: clients, then per configuration tps
+# median min max.
 
 btree_color = '#1f77b4'
 fbt_color = '#d62728'
@@ -100,6 +105,40 @@ if (chart eq 'probe') {
 			'' using ($0 - 0.28):5 with boxes fs transparent pattern 4 lc rgb 'black' title 'index layer', \
 			'' using 0:6 with boxes fs transparent pattern 4 lc rgb 'black' notitle, \
 			'' using ($0 + 0.28):7 with boxes fs transparent pattern 4 lc rgb 'black' notitle
+	}
+	unset multiplot
+}
+
+if (chart eq 'scaling') {
+	n = words(names)
+	nconf = words(configs)
+	set terminal pngcairo noenhanced size (n * 560), 440 font 'DejaVu Sans,9'
+	set output out
+	cmin = real(word(clients, 1))
+	cmax = real(word(clients, words(clients)))
+	set multiplot layout 1, n title 'tps against clients: median of the rounds, bars = min–max'
+	set logscale x 2
+	set xrange [cmin / 1.5 : cmax * 1.5]
+	set xtics (0)
+	do for [c = 1 : words(clients)] {
+		set xtics add (word(clients, c) real(word(clients, c)))
+	}
+	set yrange [0 : *]
+	set key bottom right
+	set grid ytics
+	set xlabel 'clients'
+	set format y '%.0f'
+	set linetype 1 lc rgb btree_color lw 2 pt 7
+	set linetype 2 lc rgb off_color lw 2 pt 5
+	set linetype 3 lc rgb '#2ca02c' lw 2 pt 9
+	set linetype 4 lc rgb '#9467bd' lw 2 pt 11
+	set linetype 5 lc rgb '#ff7f0e' lw 2 pt 13
+	set linetype 6 lc rgb fbt_color lw 2 pt 15
+	do for [i = 1 : n] {
+		set title word(names, i)
+		plot for [j = 1 : nconf] datadir . '/scaling.dat' index (i - 1) \
+			using 1:(column(3 * j - 1)):(column(3 * j)):(column(3 * j + 1)) with yerrorlines lt j \
+			title (word(configs, j) eq 'btree' ? 'btree' : 'fastbtree ' . word(configs, j))
 	}
 	unset multiplot
 }

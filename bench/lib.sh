@@ -1,9 +1,10 @@
 # shellcheck shell=bash
 #
 # bench/lib.sh
-#	Shared by bench/run.sh and bench/callgrind.sh: the private build of the
-#	extension, the throwaway cluster, the benchmark data sets, statistics
-#	helpers and the callgrind measurement.
+#	Shared by bench/run.sh, bench/scaling.sh and bench/callgrind.sh: the
+#	private build of the extension, the throwaway cluster, the benchmark
+#	data sets, the pgbench workload scripts, statistics helpers, the
+#	fastbtree switch configurations and the callgrind measurements.
 #
 # Sourced, not executed.  The caller sets LOG_TAG (the prefix of its log
 # lines), may override the defaults below from its command line, and then
@@ -453,6 +454,11 @@ load_data()
 			ins_asc) load_ins_asc ;;
 			mixed) load_mixed ;;
 			probekeys) load_data accounts int8 ts text two; load_probekeys ;;
+			pk_int4) load_data accounts; load_probe_array "$set" ;;
+			pk_int8) load_data int8; load_probe_array "$set" ;;
+			pk_ts) load_data ts; load_probe_array "$set" ;;
+			pk_text) load_data text; load_probe_array "$set" ;;
+			pk_two) load_data two; load_probe_array "$set" ;;
 			*) die "unknown data set '$set'" ;;
 		esac
 		LOADED[$set]=yes
@@ -626,19 +632,27 @@ reset_data()
 # per type; the same array drives both sides
 load_probekeys()
 {
-	log "data: probe key arrays ($PROBE_KEYS keys per type)"
+	load_data pk_int4 pk_int8 pk_ts pk_text pk_two
+}
+
+# load_probe_array TABLE: create one of the key arrays of load_probekeys
+# (its source data set must be loaded)
+load_probe_array()
+{
+	local from
+
+	case "$1" in
+		pk_int4) from="SELECT aid AS k, random() AS r FROM pgbench_accounts" ;;
+		pk_int8) from="SELECT k, random() AS r FROM k_int8_bt" ;;
+		pk_ts) from="SELECT k, random() AS r FROM k_ts_bt" ;;
+		pk_text) from="SELECT kd AS k, random() AS r FROM k_text_bt" ;;
+		pk_two) from="SELECT a AS k, random() AS r FROM generate_series(1, $(nrows) / 4) a" ;;
+		*) die "unknown probe key array '$1'" ;;
+	esac
+	log "data: probe key array $1 ($PROBE_KEYS keys)"
 	psql_q "SELECT setseed(0.33)" \
-		"CREATE TABLE pk_int4 AS SELECT array_agg(aid ORDER BY r) AS keys
-			FROM (SELECT aid, random() AS r FROM pgbench_accounts ORDER BY 2 LIMIT $PROBE_KEYS) s" \
-		"CREATE TABLE pk_int8 AS SELECT array_agg(k ORDER BY r) AS keys
-			FROM (SELECT k, random() AS r FROM k_int8_bt ORDER BY 2 LIMIT $PROBE_KEYS) s" \
-		"CREATE TABLE pk_ts AS SELECT array_agg(k ORDER BY r) AS keys
-			FROM (SELECT k, random() AS r FROM k_ts_bt ORDER BY 2 LIMIT $PROBE_KEYS) s" \
-		"CREATE TABLE pk_text AS SELECT array_agg(kd ORDER BY r) AS keys
-			FROM (SELECT kd, random() AS r FROM k_text_bt ORDER BY 2 LIMIT $PROBE_KEYS) s" \
-		"CREATE TABLE pk_two AS SELECT array_agg(a ORDER BY r) AS keys
-			FROM (SELECT a, random() AS r FROM generate_series(1, $(nrows) / 4) a ORDER BY 2 LIMIT $PROBE_KEYS) s" \
-		>/dev/null || die "creating the probe key arrays failed"
+		"CREATE TABLE $1 AS SELECT array_agg(k ORDER BY r) AS keys FROM ($from ORDER BY 2 LIMIT $PROBE_KEYS) s" \
+		>/dev/null || die "creating the probe key array $1 failed"
 }
 
 # probe_index TYPE SIDE: the index probed for a key type
@@ -730,7 +744,372 @@ results_stem()
 	echo "$stem"
 }
 
+# --- workload scripts --------------------------------------------------
+
+# wl_meta NAME KEY: the value of the "-- KEY: value" header line of a
+# workload template, empty if there is none
+wl_meta()
+{
+	sed -n "s/^-- $2: //p" "$BENCH_DIR/workloads/$1.sql" | head -n 1
+}
+
+# render_script NAME SIDE: write the pgbench script of one side and print
+# its path
+render_script()
+{
+	local name=$1 side=$2 out="$WORK/scripts/$1-$2.sql"
+
+	sed -e "s/@side@/$side/g" \
+		-e "s/@accounts@/$(accounts_table "$side")/g" \
+		-e "s/@accounts_idx@/$(accounts_index "$side")/g" \
+		"$BENCH_DIR/workloads/$name.sql" >"$out" || die "cannot write $out"
+	echo "$out"
+}
+
+# statements SCRIPT: the SQL statements of a pgbench script, one a line
+# (every statement of our templates is one line), without the semicolon
+statements()
+{
+	# shellcheck disable=SC1003
+	grep -v -e '^[[:space:]]*\\' -e '^[[:space:]]*--' -e '^[[:space:]]*$' "$1" |
+		sed -e 's/[[:space:]]*;[[:space:]]*$//'
+}
+
+# gucs_to_pgoptions "a=b c=d": "-c a=b -c c=d"
+gucs_to_pgoptions()
+{
+	local g out=""
+
+	for g in $1; do
+		out+="${out:+ }-c $g"
+	done
+	echo "$out"
+}
+
+# plan_has PLAN LINE: succeeds if a node or detail line of PLAN, with the
+# indentation and "->  " removed, equals LINE
+plan_has()
+{
+	grep -qxF -- "$2" <<<"$(sed -e 's/^[[:space:]]*//' -e 's/^->[[:space:]]*//' -e 's/[[:space:]]*$//' <<<"$1")"
+}
+
+# check_index SIDE TABLE INDEX: INDEX exists on TABLE with the side's access
+# method, and every index of TABLE uses that access method (so that writes
+# maintain indexes of one kind only)
+check_index()
+{
+	local side=$1 table=$2 index=$3 am got others
+
+	am=$(side_am "$side")
+	got=$(psql_q "SELECT a.amname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+			JOIN pg_am a ON a.oid = c.relam
+			WHERE i.indexrelid = to_regclass($(sql_lit "$index")) AND i.indrelid = to_regclass($(sql_lit "$table"))") ||
+		die "cannot look up index $index"
+	[ "$got" = "$am" ] || die "index $index on $table: access method '${got:-(no such index)}', expected '$am'"
+	others=$(psql_q "SELECT string_agg(c.relname || ' (' || a.amname || ')', ', ')
+			FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
+			WHERE i.indrelid = $(sql_lit "$table")::regclass AND a.amname <> $(sql_lit "$am")") ||
+		die "cannot list the indexes of $table"
+	[ -z "$others" ] || die "$table has indexes of another access method: $others"
+}
+
+# check_plans NAME SIDE SCRIPT: EXPLAIN every statement of SCRIPT with
+# literal keys and as a generic plan; each "-- expect:" line above a
+# statement must appear in both plans, each "-- expect-analyze:" line in
+# EXPLAIN ANALYZE with literal keys.  Dies loudly otherwise.
+check_plans()
+{
+	local name=$1 side=$2 script=$3 line expects=() analyze=() e idx_def
+	local stmt lit gen nparams args plan kind main_line
+
+	read -r -a idx_def <<<"$(wl_meta "$name" index)"
+	[ "${#idx_def[@]}" -eq 2 ] || die "workloads/$name.sql: needs one '-- index: TABLE INDEX' line"
+	check_index "$side" "$(sed -e "s/@side@/$side/g" -e "s/@accounts@/$(accounts_table "$side")/g" <<<"${idx_def[0]}")" \
+		"$(sed -e "s/@side@/$side/g" -e "s/@accounts_idx@/$(accounts_index "$side")/g" <<<"${idx_def[1]}")"
+
+	while IFS= read -r line; do
+		case "$line" in
+			'-- expect: '*) expects+=("${line#-- expect: }"); continue ;;
+			'-- expect-analyze: '*) analyze+=("${line#-- expect-analyze: }"); continue ;;
+			--*|\\*|'') continue ;;
+		esac
+		stmt=${line%;}
+		[ "${#expects[@]}" -gt 0 ] || die "workloads/$name.sql: no '-- expect:' line above: $stmt"
+		# pgbench variables (":name", not "::type"): a literal 1, or $1, $2, ...
+		# one per occurrence, as pgbench -M prepared sends them
+		lit=$(perl -pe 's/(?<![:\w]):[A-Za-z_]\w*/1/g' <<<"$stmt")
+		gen=$(perl -pe 'my $n = 0; s/(?<![:\w]):[A-Za-z_]\w*/"\$" . ++$n/ge' <<<"$stmt")
+		nparams=$(perl -ne 'my $n = () = /(?<![:\w]):[A-Za-z_]\w*/g; print $n' <<<"$stmt")
+		args=""
+		if [ "$nparams" -gt 0 ]; then
+			args="($(printf '1%.0s,' $(seq 1 "$nparams") | sed 's/,$//'))"
+		fi
+		for kind in literal generic; do
+			if [ "$kind" = literal ]; then
+				plan=$(psql_q "EXPLAIN (COSTS OFF) $lit" 2>&1)
+			else
+				plan=$(psql_q "PREPARE bench_p AS $gen" "SET plan_cache_mode = force_generic_plan" \
+					"EXPLAIN (COSTS OFF) EXECUTE bench_p$args" 2>&1)
+			fi || { echo "$plan" >&2; die "$name ($side): EXPLAIN failed ($kind): $stmt"; }
+			for e in "${expects[@]}"; do
+				if ! plan_has "$plan" "$e"; then
+					echo "$plan" >&2
+					die "$name ($side): the $kind plan of '$stmt' has no line '$e'"
+				fi
+			done
+		done
+		if [ "${#analyze[@]}" -gt 0 ]; then
+			plan=$(psql_q "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $lit" 2>&1) ||
+				{ echo "$plan" >&2; die "$name ($side): EXPLAIN ANALYZE failed: $stmt"; }
+			for e in "${analyze[@]}"; do
+				if ! plan_has "$plan" "$e"; then
+					echo "$plan" >&2
+					die "$name ($side): EXPLAIN ANALYZE of '$stmt' has no line '$e'"
+				fi
+			done
+		fi
+		# the scan (or insert) line names the plan in the report
+		main_line=${expects[0]}
+		for e in "${expects[@]}"; do
+			case "$e" in
+				*' using '*|'Insert on '*) main_line=$e; break ;;
+			esac
+		done
+		case "; ${PLAN_SUMMARY[$name:$side]:-}; " in
+			*"; $main_line; "*) ;;
+			*) PLAN_SUMMARY[$name:$side]+="${PLAN_SUMMARY[$name:$side]:+; }$main_line" ;;
+		esac
+		expects=()
+		analyze=()
+	done <"$script"
+}
+
+# run_pgbench SCRIPT CLIENTS SECONDS: run pgbench; set RUN_TPS, RUN_TXNS
+# and RUN_WAL (WAL bytes inserted during the run)
+run_pgbench()
+{
+	local script=$1 clients=$2 seconds=$3 out rc lsn threads
+
+	threads=$clients
+	[ "$threads" -le "$(nproc)" ] || threads=$(nproc)
+	lsn=$(psql_q "SELECT pg_current_wal_insert_lsn()") || die "cannot read the WAL position"
+	out=$(as_user pgbench -n -M prepared -c "$clients" -j "$threads" -T "$seconds" \
+		-s "$SCALE" -D nrows="$(nrows)" -D ntext="$TEXT_KEYS" -f "$script" 2>&1)
+	rc=$?
+	if [ "$rc" -ne 0 ]; then
+		echo "$out" >&2
+		die "pgbench exited with status $rc ($(basename "$script"), $clients clients)"
+	fi
+	if ! grep -q '^number of failed transactions: 0 ' <<<"$out"; then
+		echo "$out" >&2
+		die "pgbench reported failed transactions ($(basename "$script"), $clients clients)"
+	fi
+	RUN_TPS=$(echo "$out" | awk '$1 == "tps" && $2 == "=" { print $3; exit }')
+	RUN_TXNS=$(echo "$out" | awk '/^number of transactions actually processed:/ { print $6; exit }')
+	if [ -z "$RUN_TPS" ] || [ -z "$RUN_TXNS" ]; then
+		echo "$out" >&2
+		die "no tps figure in pgbench output"
+	fi
+	RUN_WAL=$(psql_q "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '$lsn')") ||
+		die "cannot read the WAL position"
+}
+
+declare -A PLAN_SUMMARY=()
+# set by workload_setup: the rendered script of each side, the data set the
+# workload rebuilds before every run (empty for read workloads)
+declare -A WL_SCRIPT=()
+WL_RESET=
+
+# workload_setup NAME: load the data of workload NAME, write its script for
+# each side (WL_SCRIPT), check its plans, load what it reads into shared
+# buffers and warm both sides up with a short run; leaves the workload's
+# "-- gucs:" settings in BENCH_PGOPTIONS for the runs that follow
+workload_setup()
+{
+	local name=$1 title side prewarm_rels
+
+	title=$(wl_meta "$name" title)
+	WL_RESET=$(wl_meta "$name" reset)
+	# shellcheck disable=SC2046
+	load_data $(wl_meta "$name" data)
+	BENCH_PGOPTIONS=$(gucs_to_pgoptions "$(wl_meta "$name" gucs)")
+	mkdir -p "$WORK/scripts"
+	echo
+	log "workload $name: $title${BENCH_PGOPTIONS:+ (PGOPTIONS: $BENCH_PGOPTIONS)}"
+	for side in bt fbt; do
+		WL_SCRIPT[$side]=$(render_script "$name" "$side")
+		[ -z "$WL_RESET" ] || reset_data "$WL_RESET" "$side"
+		check_plans "$name" "$side" "${WL_SCRIPT[$side]}"
+		log "plan ok: $name ($side): ${PLAN_SUMMARY[$name:$side]}"
+		if [ -z "$WL_RESET" ]; then
+			read -r -a prewarm_rels <<<"$(wl_meta "$name" index | sed -e "s/@side@/$side/g" \
+				-e "s/@accounts@/$(accounts_table "$side")/g" -e "s/@accounts_idx@/$(accounts_index "$side")/g")"
+			prewarm "${prewarm_rels[@]}"
+		fi
+	done
+	case "$name" in
+		join) prewarm nl_driver ;;
+		text_c|text_default) prewarm text_keys text_keys_pkey ;;
+	esac
+	for side in bt fbt; do
+		run_pgbench "${WL_SCRIPT[$side]}" 1 "${WARMUP_SECONDS:-2}"
+	done
+}
+
+# --- fastbtree's switches (issue 9) ---------------------------------------
+
+# Each is a boolean GUC fastbtree.NAME.  A switch configuration is "btree"
+# (the btree side), "off" (fastbtree with every switch off), the name of
+# one switch (that one on, the others off) or "all" (every switch on).
+FBT_SWITCHES=(recent_buffers scan_pins optimistic_reads)
+ALL_SWITCH_CONFIGS="off ${FBT_SWITCHES[*]} all"
+# the configurations to measure; the callers' --switches override it
+SWITCH_CONFIGS=$ALL_SWITCH_CONFIGS
+
+# check_switch_configs "CONFIG ...": die unless each is a fastbtree
+# configuration ("btree" is always measured and is not listed)
+check_switch_configs()
+{
+	local c
+
+	[ -n "${1// /}" ] || die "--switches must name at least one configuration (of: $ALL_SWITCH_CONFIGS)"
+	for c in $1; do
+		case " $ALL_SWITCH_CONFIGS " in
+			*" $c "*) ;;
+			*) die "unknown switch configuration '$c' (of: $ALL_SWITCH_CONFIGS)" ;;
+		esac
+	done
+}
+
+# switch_values CONFIG: the value of each of FBT_SWITCHES, in order, for a
+# fastbtree configuration ("on off off")
+switch_values()
+{
+	local sw out=""
+
+	for sw in "${FBT_SWITCHES[@]}"; do
+		case "$1" in
+			all|"$sw") out+="${out:+ }on" ;;
+			*) out+="${out:+ }off" ;;
+		esac
+	done
+	echo "$out"
+}
+
+# switch_gucs CONFIG: "fastbtree.NAME=VALUE ..." for every switch; empty for
+# btree
+switch_gucs()
+{
+	local sw out="" v
+	local -a vals
+
+	[ "$1" != btree ] || return 0
+	read -r -a vals <<<"$(switch_values "$1")"
+	for sw in "${FBT_SWITCHES[@]}"; do
+		v=${vals[0]}
+		vals=("${vals[@]:1}")
+		out+="${out:+ }fastbtree.$sw=$v"
+	done
+	echo "$out"
+}
+
+switch_label()
+{
+	case "$1" in
+		btree) echo "btree" ;;
+		off) echo "$FBT_AM, all switches off" ;;
+		all) echo "$FBT_AM, all switches on" ;;
+		*) echo "$FBT_AM, only $1 on" ;;
+	esac
+}
+
+# switch_show_sql: a SELECT of one row, one column sw_NAME per switch, with
+# its current value or "-" when this build has no such setting
+switch_show_sql()
+{
+	local sw cols=""
+
+	for sw in "${FBT_SWITCHES[@]}"; do
+		cols+="${cols:+, }coalesce(current_setting('fastbtree.$sw', true), '-') AS sw_$sw"
+	done
+	echo "SELECT $cols"
+}
+
+declare -A SWITCH_ABSENT=()
+
+# check_switches_shown CONFIG "VALUE ...": the values a session showed (in
+# FBT_SWITCHES order, "-" for a setting this build lacks) must be the
+# configuration's.  A missing setting only warns, once per switch (until
+# the switch exists, its configurations measure the same code as "off").
+check_switches_shown()
+{
+	local config=$1 sw want got
+	local -a wants gots
+
+	read -r -a wants <<<"$(switch_values "$config")"
+	read -r -a gots <<<"$2"
+	[ "${#gots[@]}" -eq "${#FBT_SWITCHES[@]}" ] ||
+		die "could not read the switch settings of the session ($config): '$2'"
+	for sw in "${FBT_SWITCHES[@]}"; do
+		want=${wants[0]}; got=${gots[0]}
+		wants=("${wants[@]:1}"); gots=("${gots[@]:1}")
+		if [ "$got" = - ]; then
+			if [ -z "${SWITCH_ABSENT[$sw]:-}" ]; then
+				warn "fastbtree.$sw does not exist in this build (SHOW fails): not checked; configuration '$sw' measures the same code as 'off'"
+				SWITCH_ABSENT[$sw]=yes
+			fi
+		elif [ "$got" != "$want" ]; then
+			die "configuration $config: the session shows fastbtree.$sw = $got, expected $want"
+		fi
+	done
+}
+
+# switches_absent_note: a sentence for the reports naming the switches that
+# did not exist in the measured build, if any
+switches_absent_note()
+{
+	local sw list=""
+
+	for sw in "${FBT_SWITCHES[@]}"; do
+		[ -z "${SWITCH_ABSENT[$sw]:-}" ] || list+="${list:+, }fastbtree.$sw"
+	done
+	[ -z "$list" ] || echo "Not in the measured build (setting them only drew a warning, so those configurations ran the same code as \"off\"): $list."
+}
+
 # --- callgrind ----------------------------------------------------------
+
+# cg_single BASE TOGGLES SETTINGS: run a single-user backend of the stopped
+# cluster under callgrind with BASE.sql on stdin, writing BASE.callgrind,
+# BASE.stdout and BASE.stderr.  TOGGLES: function names for
+# --toggle-collect (empty: collect everything); SETTINGS: "name=value ..."
+# passed with -c.  Dies if the backend fails or reports an ERROR.
+cg_single()
+{
+	local base=$1 fn g rc toggles=() settings=()
+
+	for fn in $2; do
+		toggles+=(--toggle-collect="$fn")
+	done
+	for g in $3; do
+		settings+=(-c "$g")
+	done
+	CG_FILE="$base.callgrind"
+	as_user valgrind --tool=callgrind "${toggles[@]}" --callgrind-out-file="$CG_FILE" \
+		postgres --single -D "$WORK/data" -c shared_buffers=512MB "${settings[@]}" "$BENCH_DB" \
+		<"$base.sql" >"$base.stdout" 2>"$base.stderr"
+	rc=$?
+	if [ "$rc" -ne 0 ] || grep -q 'ERROR:' "$base.stdout" "$base.stderr" || [ ! -s "$CG_FILE" ]; then
+		cat "$base.stdout" "$base.stderr" >&2
+		die "single-user backend under valgrind failed ($(basename "$base"))"
+	fi
+}
+
+# cg_column BASE NAME: the value of the result column NAME that the
+# single-user backend printed to BASE.stdout (the last one)
+cg_column()
+{
+	sed -n "s/^.* $2 = \"\([^\"]*\)\".*\$/\1/p" "$1.stdout" | tail -n 1
+}
 
 # cg_run TYPE CONFIG LOOPS: profile one fastbtree_probe() call in a
 # single-user backend under callgrind, collecting only inside
@@ -742,26 +1121,66 @@ cg_run()
 	index=$(probe_index "$type" "$(config_side "$config")")
 	keys=$(probe_keys_table "$type")
 	base="$WORK/cg/$type-$config-$loops"
-	CG_FILE="$base.callgrind"
-	as_user valgrind --tool=callgrind --toggle-collect=fastbtree_probe \
-		--callgrind-out-file="$CG_FILE" \
-		postgres --single -D "$WORK/data" -c shared_buffers=512MB \
-		-c fastbtree.fast_compare="$(config_fast_compare "$config")" \
-		-c fastbtree.recent_buffers="${CG_RECENT_BUFFERS:-off}" "$BENCH_DB" \
-		>"$base.stdout" 2>"$base.stderr" <<-SQL
-		SELECT probes, found FROM fastbtree_probe('$index', (SELECT keys FROM $keys), $loops)
-	SQL
-	local rc=$?
-	if [ "$rc" -ne 0 ] || grep -q 'ERROR:' "$base.stdout" "$base.stderr"; then
-		cat "$base.stdout" "$base.stderr" >&2
-		die "single-user backend under valgrind failed ($type, $config, loops $loops)"
-	fi
-	CG_PROBES=$(sed -n 's/^.*probes = "\([0-9]*\)".*$/\1/p' "$base.stdout")
-	CG_FOUND=$(sed -n 's/^.*found = "\([0-9]*\)".*$/\1/p' "$base.stdout")
-	if [ -z "$CG_PROBES" ] || [ -z "$CG_FOUND" ] || [ ! -s "$CG_FILE" ]; then
+	echo "SELECT probes, found FROM fastbtree_probe('$index', (SELECT keys FROM $keys), $loops)" >"$base.sql"
+	cg_single "$base" fastbtree_probe \
+		"fastbtree.fast_compare=$(config_fast_compare "$config") fastbtree.recent_buffers=${CG_RECENT_BUFFERS:-off}"
+	CG_PROBES=$(cg_column "$base" probes)
+	CG_FOUND=$(cg_column "$base" found)
+	if [ -z "$CG_PROBES" ] || [ -z "$CG_FOUND" ]; then
 		cat "$base.stdout" >&2
 		die "no result from fastbtree_probe under callgrind ($type, $config, loops $loops)"
 	fi
+}
+
+# write_annotation PROFILE FILE: callgrind_annotate's views of PROFILE,
+# inclusive and self cost, with the work directory's paths shortened
+write_annotation()
+{
+	{
+		callgrind_annotate --inclusive=yes --auto=no "$1"
+		echo
+		echo "==== self cost (callgrind_annotate without --inclusive) ===="
+		echo
+		callgrind_annotate --auto=no "$1"
+	} 2>&1 | sed -e "s|$WORK/src/||g" -e "s|$WORK/inst||g" -e "s|$WORK/|WORK/|g" >"$2"
+}
+
+# common_option ARG: the options that bench/callgrind.sh and
+# bench/scaling.sh share (--results-dir=DIR, --keep, --help, which calls the
+# caller's usage); dies on any other
+common_option()
+{
+	case "$1" in
+		--results-dir=*) RESULTS_DIR=${1#*=} ;;
+		--keep) KEEP=yes ;;
+		-h|--help) usage; exit 0 ;;
+		*) die "unknown argument: $1 (see --help)" ;;
+	esac
+}
+
+# total_time STARTED: "Total time: M min S s." since STARTED (date +%s)
+total_time()
+{
+	local s=$(($(date +%s) - $1))
+
+	echo "Total time: $((s / 60)) min $((s % 60)) s."
+}
+
+# show_results MDFILE: print a results file and where it is
+show_results()
+{
+	echo
+	cat "$1"
+	echo
+	log "results: $1"
+}
+
+# prepare_results_dir: create RESULTS_DIR if needed, check that it is
+# writable, and make it absolute
+prepare_results_dir()
+{
+	{ mkdir -p "$RESULTS_DIR" && [ -w "$RESULTS_DIR" ]; } || die "cannot write to $RESULTS_DIR"
+	RESULTS_DIR=$(cd "$RESULTS_DIR" && pwd)
 }
 
 # callgrind_phase MDFILE ANNOTATEFILE: run every type and configuration,
@@ -806,13 +1225,7 @@ callgrind_phase()
 		fi
 	done
 
-	{
-		callgrind_annotate --inclusive=yes --auto=no "$WORK/cg/int4-fbt_on-3.callgrind"
-		echo
-		echo "==== self cost (callgrind_annotate without --inclusive) ===="
-		echo
-		callgrind_annotate --auto=no "$WORK/cg/int4-fbt_on-3.callgrind"
-	} 2>&1 | sed -e "s|$WORK/src/||g" -e "s|$WORK/inst||g" -e "s|$WORK/|WORK/|g" >"$annotate"
+	write_annotation "$WORK/cg/int4-fbt_on-3.callgrind" "$annotate"
 
 	# per probe: (I3 - I1) / (probes3 - probes1)
 	perprobe()

@@ -182,220 +182,25 @@ expand_suite()
 	WORKLOADS=("${ordered[@]}")
 }
 
-# --- workload scripts --------------------------------------------------
-
-# wl_meta NAME KEY: the value of the "-- KEY: value" header line of a
-# workload template, empty if there is none
-wl_meta()
-{
-	sed -n "s/^-- $2: //p" "$BENCH_DIR/workloads/$1.sql" | head -n 1
-}
-
-# render_script NAME SIDE: write the pgbench script of one side and print
-# its path
-render_script()
-{
-	local name=$1 side=$2 out="$WORK/scripts/$1-$2.sql"
-
-	sed -e "s/@side@/$side/g" \
-		-e "s/@accounts@/$(accounts_table "$side")/g" \
-		-e "s/@accounts_idx@/$(accounts_index "$side")/g" \
-		"$BENCH_DIR/workloads/$name.sql" >"$out" || die "cannot write $out"
-	echo "$out"
-}
-
-# statements SCRIPT: the SQL statements of a pgbench script, one a line
-# (every statement of our templates is one line), without the semicolon
-statements()
-{
-	# shellcheck disable=SC1003
-	grep -v -e '^[[:space:]]*\\' -e '^[[:space:]]*--' -e '^[[:space:]]*$' "$1" |
-		sed -e 's/[[:space:]]*;[[:space:]]*$//'
-}
-
-# gucs_to_pgoptions "a=b c=d": "-c a=b -c c=d"
-gucs_to_pgoptions()
-{
-	local g out=""
-
-	for g in $1; do
-		out+="${out:+ }-c $g"
-	done
-	echo "$out"
-}
-
-# plan_has PLAN LINE: succeeds if a node or detail line of PLAN, with the
-# indentation and "->  " removed, equals LINE
-plan_has()
-{
-	grep -qxF -- "$2" <<<"$(sed -e 's/^[[:space:]]*//' -e 's/^->[[:space:]]*//' -e 's/[[:space:]]*$//' <<<"$1")"
-}
-
-# check_index SIDE TABLE INDEX: INDEX exists on TABLE with the side's access
-# method, and every index of TABLE uses that access method (so that writes
-# maintain indexes of one kind only)
-check_index()
-{
-	local side=$1 table=$2 index=$3 am got others
-
-	am=$(side_am "$side")
-	got=$(psql_q "SELECT a.amname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-			JOIN pg_am a ON a.oid = c.relam
-			WHERE i.indexrelid = to_regclass($(sql_lit "$index")) AND i.indrelid = to_regclass($(sql_lit "$table"))") ||
-		die "cannot look up index $index"
-	[ "$got" = "$am" ] || die "index $index on $table: access method '${got:-(no such index)}', expected '$am'"
-	others=$(psql_q "SELECT string_agg(c.relname || ' (' || a.amname || ')', ', ')
-			FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam
-			WHERE i.indrelid = $(sql_lit "$table")::regclass AND a.amname <> $(sql_lit "$am")") ||
-		die "cannot list the indexes of $table"
-	[ -z "$others" ] || die "$table has indexes of another access method: $others"
-}
-
-# check_plans NAME SIDE SCRIPT: EXPLAIN every statement of SCRIPT with
-# literal keys and as a generic plan; each "-- expect:" line above a
-# statement must appear in both plans, each "-- expect-analyze:" line in
-# EXPLAIN ANALYZE with literal keys.  Dies loudly otherwise.
-check_plans()
-{
-	local name=$1 side=$2 script=$3 line expects=() analyze=() e idx_def
-	local stmt lit gen nparams args plan kind main_line
-
-	read -r -a idx_def <<<"$(wl_meta "$name" index)"
-	[ "${#idx_def[@]}" -eq 2 ] || die "workloads/$name.sql: needs one '-- index: TABLE INDEX' line"
-	check_index "$side" "$(sed -e "s/@side@/$side/g" -e "s/@accounts@/$(accounts_table "$side")/g" <<<"${idx_def[0]}")" \
-		"$(sed -e "s/@side@/$side/g" -e "s/@accounts_idx@/$(accounts_index "$side")/g" <<<"${idx_def[1]}")"
-
-	while IFS= read -r line; do
-		case "$line" in
-			'-- expect: '*) expects+=("${line#-- expect: }"); continue ;;
-			'-- expect-analyze: '*) analyze+=("${line#-- expect-analyze: }"); continue ;;
-			--*|\\*|'') continue ;;
-		esac
-		stmt=${line%;}
-		[ "${#expects[@]}" -gt 0 ] || die "workloads/$name.sql: no '-- expect:' line above: $stmt"
-		# pgbench variables (":name", not "::type"): a literal 1, or $1, $2, ...
-		# one per occurrence, as pgbench -M prepared sends them
-		lit=$(perl -pe 's/(?<![:\w]):[A-Za-z_]\w*/1/g' <<<"$stmt")
-		gen=$(perl -pe 'my $n = 0; s/(?<![:\w]):[A-Za-z_]\w*/"\$" . ++$n/ge' <<<"$stmt")
-		nparams=$(perl -ne 'my $n = () = /(?<![:\w]):[A-Za-z_]\w*/g; print $n' <<<"$stmt")
-		args=""
-		if [ "$nparams" -gt 0 ]; then
-			args="($(printf '1%.0s,' $(seq 1 "$nparams") | sed 's/,$//'))"
-		fi
-		for kind in literal generic; do
-			if [ "$kind" = literal ]; then
-				plan=$(psql_q "EXPLAIN (COSTS OFF) $lit" 2>&1)
-			else
-				plan=$(psql_q "PREPARE bench_p AS $gen" "SET plan_cache_mode = force_generic_plan" \
-					"EXPLAIN (COSTS OFF) EXECUTE bench_p$args" 2>&1)
-			fi || { echo "$plan" >&2; die "$name ($side): EXPLAIN failed ($kind): $stmt"; }
-			for e in "${expects[@]}"; do
-				if ! plan_has "$plan" "$e"; then
-					echo "$plan" >&2
-					die "$name ($side): the $kind plan of '$stmt' has no line '$e'"
-				fi
-			done
-		done
-		if [ "${#analyze[@]}" -gt 0 ]; then
-			plan=$(psql_q "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $lit" 2>&1) ||
-				{ echo "$plan" >&2; die "$name ($side): EXPLAIN ANALYZE failed: $stmt"; }
-			for e in "${analyze[@]}"; do
-				if ! plan_has "$plan" "$e"; then
-					echo "$plan" >&2
-					die "$name ($side): EXPLAIN ANALYZE of '$stmt' has no line '$e'"
-				fi
-			done
-		fi
-		# the scan (or insert) line names the plan in the report
-		main_line=${expects[0]}
-		for e in "${expects[@]}"; do
-			case "$e" in
-				*' using '*|'Insert on '*) main_line=$e; break ;;
-			esac
-		done
-		case "; ${PLAN_SUMMARY[$name:$side]:-}; " in
-			*"; $main_line; "*) ;;
-			*) PLAN_SUMMARY[$name:$side]+="${PLAN_SUMMARY[$name:$side]:+; }$main_line" ;;
-		esac
-		expects=()
-		analyze=()
-	done <"$script"
-}
-
-# run_pgbench SCRIPT CLIENTS SECONDS: run pgbench; set RUN_TPS, RUN_TXNS
-# and RUN_WAL (WAL bytes inserted during the run)
-run_pgbench()
-{
-	local script=$1 clients=$2 seconds=$3 out rc lsn threads
-
-	threads=$clients
-	[ "$threads" -le "$(nproc)" ] || threads=$(nproc)
-	lsn=$(psql_q "SELECT pg_current_wal_insert_lsn()") || die "cannot read the WAL position"
-	out=$(as_user pgbench -n -M prepared -c "$clients" -j "$threads" -T "$seconds" \
-		-s "$SCALE" -D nrows="$(nrows)" -D ntext="$TEXT_KEYS" -f "$script" 2>&1)
-	rc=$?
-	if [ "$rc" -ne 0 ]; then
-		echo "$out" >&2
-		die "pgbench exited with status $rc ($(basename "$script"), $clients clients)"
-	fi
-	if ! grep -q '^number of failed transactions: 0 ' <<<"$out"; then
-		echo "$out" >&2
-		die "pgbench reported failed transactions ($(basename "$script"), $clients clients)"
-	fi
-	RUN_TPS=$(echo "$out" | awk '$1 == "tps" && $2 == "=" { print $3; exit }')
-	RUN_TXNS=$(echo "$out" | awk '/^number of transactions actually processed:/ { print $6; exit }')
-	if [ -z "$RUN_TPS" ] || [ -z "$RUN_TXNS" ]; then
-		echo "$out" >&2
-		die "no tps figure in pgbench output"
-	fi
-	RUN_WAL=$(psql_q "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '$lsn')") ||
-		die "cannot read the WAL position"
-}
-
-declare -A TPS=() TXNS=() WALB=() PLAN_SUMMARY=()
+declare -A TPS=() TXNS=() WALB=()
 RUN_NO=0
 RUN_TOTAL=0
 
-# run_workload NAME: load its data, check its plans, warm up, and run the
-# interleaved pairs for every client count
+# run_workload NAME: set it up (workload_setup) and run the interleaved
+# pairs for every client count
 run_workload()
 {
-	local name=$1 title reset prewarm_rels c p side script
-	local -A scripts
+	local name=$1 reset c p side
 
-	title=$(wl_meta "$name" title)
-	reset=$(wl_meta "$name" reset)
-	# shellcheck disable=SC2046
-	load_data $(wl_meta "$name" data)
-	BENCH_PGOPTIONS=$(gucs_to_pgoptions "$(wl_meta "$name" gucs)")
-	mkdir -p "$WORK/scripts"
-	echo
-	log "workload $name: $title${BENCH_PGOPTIONS:+ (PGOPTIONS: $BENCH_PGOPTIONS)}"
-	for side in bt fbt; do
-		scripts[$side]=$(render_script "$name" "$side")
-		[ -z "$reset" ] || reset_data "$reset" "$side"
-		check_plans "$name" "$side" "${scripts[$side]}"
-		log "plan ok: $name ($side): ${PLAN_SUMMARY[$name:$side]}"
-		if [ -z "$reset" ]; then
-			read -r -a prewarm_rels <<<"$(wl_meta "$name" index | sed -e "s/@side@/$side/g" \
-				-e "s/@accounts@/$(accounts_table "$side")/g" -e "s/@accounts_idx@/$(accounts_index "$side")/g")"
-			prewarm "${prewarm_rels[@]}"
-		fi
-	done
-	case "$name" in
-		join) prewarm nl_driver ;;
-		text_c|text_default) prewarm text_keys text_keys_pkey ;;
-	esac
-	for side in bt fbt; do
-		run_pgbench "${scripts[$side]}" 1 "$WARMUP_SECONDS"
-	done
+	workload_setup "$name"
+	reset=$WL_RESET
 
 	for c in $CLIENTS; do
 		for p in $(seq 1 "$PAIRS"); do
 			for side in bt fbt; do
 				[ -z "$reset" ] || reset_data "$reset" "$side"
 				RUN_NO=$((RUN_NO + 1))
-				run_pgbench "${scripts[$side]}" "$c" "$DURATION"
+				run_pgbench "${WL_SCRIPT[$side]}" "$c" "$DURATION"
 				TPS[$name:$c:$p:$side]=$RUN_TPS
 				TXNS[$name:$c:$p:$side]=$RUN_TXNS
 				WALB[$name:$c:$p:$side]=$RUN_WAL
