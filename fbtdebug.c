@@ -445,40 +445,68 @@ fuzz_pick_tuple(FuzzState *st, char *pg)
 	return (IndexTuple) (pg + lp->lp_off);
 }
 
-/* Odd tuple lengths and flags in t_info, attribute counts in t_tid */
+/*
+ * Odd tuple lengths and flags in t_info, attribute counts in t_tid, of the
+ * tuple at offset itemoff of pg (whose header lies within the page).
+ */
 static void
-fuzz_mutate_tuple(FuzzState *st, char *pg)
+fuzz_mutate_tuple_at(FuzzState *st, char *pg, uint32 itemoff)
 {
-	IndexTuple	itup = fuzz_pick_tuple(st, pg);
+	IndexTuple	itup = (IndexTuple) (pg + itemoff);
+	uint16		size = itup->t_info & INDEX_SIZE_MASK;
 	uint16		posid;
 
-	if (itup == NULL)
-		return;
-	switch (fuzz_rand(st, 5))
+	switch (fuzz_rand(st, 6))
 	{
 		case 0:
-			itup->t_info = (itup->t_info & ~INDEX_SIZE_MASK) |
-				(fuzz_rand(st, 2) ? fuzz_rand(st, 2 * sizeof(IndexTupleData)) :
-				 fuzz_rand(st, INDEX_SIZE_MASK + 1));
+			size = fuzz_rand(st, 2) ? fuzz_rand(st, 2 * sizeof(IndexTupleData)) :
+				fuzz_rand(st, INDEX_SIZE_MASK + 1);
 			break;
 		case 1:
-			itup->t_info = (itup->t_info & ~INDEX_SIZE_MASK) |
-				(((itup->t_info & INDEX_SIZE_MASK) + (int) fuzz_rand(st, 9) - 4) &
-				 INDEX_SIZE_MASK);
+			size += (int) fuzz_rand(st, 9) - 4;
 			break;
 		case 2:
-			itup->t_info ^= fuzz_rand(st, 2) ? INDEX_AM_RESERVED_BIT :
-				INDEX_NULL_MASK;
+			/* just past the special space or the page: off by a little */
+			size = BLCKSZ - itemoff - MAXALIGN(sizeof(FbtPageOpaqueData)) +
+				fuzz_rand(st, 2 * MAXALIGN(sizeof(FbtPageOpaqueData)) + 8);
 			break;
 		case 3:
+			itup->t_info ^= fuzz_rand(st, 2) ? INDEX_AM_RESERVED_BIT :
+				INDEX_NULL_MASK;
+			return;
+		case 4:
 			posid = ItemPointerGetOffsetNumberNoCheck(&itup->t_tid);
 			posid = fuzz_rand(st, 2) ? posid ^ FBT_PIVOT_HEAPTID :
 				(posid & ~FBT_OFFSET_MASK) | fuzz_rand(st, FBT_OFFSET_MASK + 1);
 			itup->t_tid.ip_posid = posid;
-			break;
+			return;
 		default:
 			itup->t_info = (uint16) pg_prng_uint32(&st->prng);
-			break;
+			return;
+	}
+	itup->t_info = (itup->t_info & ~INDEX_SIZE_MASK) | (size & INDEX_SIZE_MASK);
+}
+
+/*
+ * Mutate the headers of a few tuples, or of about half of them: a search
+ * probes only a few items, so a page-wide change meets it far more often.
+ */
+static void
+fuzz_mutate_tuples(FuzzState *st, char *pg)
+{
+	int			nlp = fuzz_nlp(pg);
+	bool		all = fuzz_rand(st, 4) == 0;
+	int			n = all ? nlp : 1 + fuzz_rand(st, 3);
+	int			i;
+
+	for (i = 0; i < n && nlp > 0; i++)
+	{
+		ItemIdData *lp = FUZZ_LP(pg, all ? i + 1 : 1 + fuzz_rand(st, nlp));
+
+		if (all && fuzz_rand(st, 2))
+			continue;
+		if (lp->lp_off + sizeof(IndexTupleData) <= BLCKSZ)
+			fuzz_mutate_tuple_at(st, pg, lp->lp_off);
 	}
 }
 
@@ -569,7 +597,7 @@ fuzz_mutate(FuzzState *st, char *pg)
 			break;
 		case 5:
 		case 6:
-			fuzz_mutate_tuple(st, pg);
+			fuzz_mutate_tuples(st, pg);
 			break;
 		case 7:
 			fuzz_mutate_keys(st, pg);
