@@ -60,6 +60,7 @@ typedef struct FuzzColumn
 {
 	Oid			typid;
 	int			nvalues;
+	int			maxvalues;		/* allocated length of values */
 	Datum	   *values;
 } FuzzColumn;
 
@@ -76,6 +77,7 @@ typedef struct FuzzState
 	/* key values and heap TIDs found in the pivots */
 	FuzzColumn	cols[INDEX_MAX_KEYS];
 	int			ntids;
+	int			maxtids;		/* allocated length of tids */
 	ItemPointerData *tids;
 	/* the key of the current iteration */
 	FbtScanInsertData key;
@@ -89,7 +91,12 @@ typedef struct FuzzState
 	int64		mismatch;
 } FuzzState;
 
-/* Raise 42809 unless rel is a fastbtree index */
+/*
+ * Raise 42809 unless rel is a fastbtree index, 0A000 for another session's
+ * temporary index (its pages live in that backend's local buffers).  The
+ * same test as fbtinspect.c's _fbt_open_index(), which is static there;
+ * once fastbtree.h declares that one, this copy should go.
+ */
 static void
 fuzz_check_index(Relation rel)
 {
@@ -99,6 +106,10 @@ fuzz_check_index(Relation rel)
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a fastbtree index",
 						RelationGetRelationName(rel))));
+	if (RELATION_IS_OTHER_TEMP(rel))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot access temporary indexes of other sessions")));
 }
 
 /* Key column types the fuzz can make values for: the machine kinds' */
@@ -143,14 +154,22 @@ fuzz_collect_pivot(FuzzState *st, IndexTuple itup, bool *hasnulls)
 			*hasnulls = true;
 			continue;
 		}
-		col->values = repalloc_huge(col->values,
-									(col->nvalues + 1) * sizeof(Datum));
+		if (col->nvalues == col->maxvalues)
+		{
+			col->maxvalues *= 2;
+			col->values = repalloc_huge(col->values,
+										col->maxvalues * sizeof(Datum));
+		}
 		col->values[col->nvalues++] = d;
 	}
 	if (htid != NULL)
 	{
-		st->tids = repalloc_huge(st->tids,
-								 (st->ntids + 1) * sizeof(ItemPointerData));
+		if (st->ntids == st->maxtids)
+		{
+			st->maxtids *= 2;
+			st->tids = repalloc_huge(st->tids,
+									 st->maxtids * sizeof(ItemPointerData));
+		}
 		st->tids[st->ntids++] = *htid;
 	}
 }
@@ -792,8 +811,8 @@ PG_FUNCTION_INFO_V1(fastbtree_fuzz_unlocked);
  * with NULL pivot keys; any other answer counts in unmodified_mismatch,
  * the first one also as a WARNING.  ok, bounds, unsupported count the
  * results of all iterations; unmodified_unsupported the unmodified
- * iterations that met a NULL pivot key.  The run is a function of the seed and the
- * pages (pg_prng), so counts repeat on an unchanged index.
+ * iterations that met a NULL pivot key.  The run is a function of the
+ * seed and the pages (pg_prng), so counts repeat on an unchanged index.
  *
  * Holds AccessShareLock on the index; no page lock between iterations but
  * during the copy and the locked search of an unmodified iteration.
@@ -844,7 +863,8 @@ fastbtree_fuzz_unlocked(PG_FUNCTION_ARGS)
 					 errmsg("column %d of index \"%s\" has a type the fuzz cannot search without a lock",
 							i + 1, RelationGetRelationName(st->rel))));
 		st->cols[i].typid = typid;
-		st->cols[i].values = palloc(sizeof(Datum));
+		st->cols[i].maxvalues = 256;
+		st->cols[i].values = palloc(256 * sizeof(Datum));
 		ScanKeyEntryInitializeWithInfo(&st->key.scankeys[i],
 									   st->rel->rd_indoption[i] << 24,
 									   (AttrNumber) (i + 1),
@@ -854,7 +874,8 @@ fastbtree_fuzz_unlocked(PG_FUNCTION_ARGS)
 														 FBTORDER_PROC),
 									   (Datum) 0);
 	}
-	st->tids = palloc(sizeof(ItemPointerData));
+	st->maxtids = 256;
+	st->tids = palloc(256 * sizeof(ItemPointerData));
 	fuzz_read_pages(st);
 
 	map = mmap(NULL, maplen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
