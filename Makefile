@@ -6,6 +6,7 @@ OBJS = \
 	fbtbench.o \
 	fbtcheck.o \
 	fbtcompare.o \
+	fbtdebug.o \
 	fbtinsert.o \
 	fbtinspect.o \
 	fbtpage.o \
