@@ -59,6 +59,9 @@ max_standby_streaming_delay = -1
 
 my ($primary, $standby);
 
+# ft_k's root block and level, read from the metapage after each change
+my ($root, $rootlevel);
+
 END
 {
 	local $?;
@@ -245,15 +248,35 @@ END
 \$\$;});
 }
 
-# The sweep through ft_k equals the sweep through bt_k on $node, and its
-# plan uses ft_k.
+# The counts of a sweep that validates on every internal page it visits
+# (root level of them per probe) and heals nothing.
+sub all_validated
+{
+	return (
+		descents => $nprobes,
+		fallback_odd => 0,
+		versions_healed => 0,
+		locked_inner => 0,
+		optimistic_validated => $nprobes * $rootlevel);
+}
+
+# fastbtree_check(ft_k, heapallindexed) passes on the primary
+sub check_index
+{
+	my ($label) = @_;
+
+	is($primary->safe_psql('postgres', "SELECT fastbtree_check('ft_k', true)"),
+		'', "$label: fastbtree_check(ft_k, heapallindexed) passes");
+}
+
+# The sweep through ft_k ($fbt_answer) equals the sweep through bt_k on
+# $node.
 sub check_answers
 {
 	my ($node, $label, $fbt_answer) = @_;
 	my $bt = $node->safe_psql('postgres', $force_index . sweep('bt'));
 
 	is($fbt_answer, $bt, "$label: ft_k answers what bt_k answers");
-	return $bt;
 }
 
 # CHECKPOINT, inserts, crash restart: the versions read before any probe
@@ -310,7 +333,7 @@ CREATE INDEX ft_k ON ft USING fastbtree (k);
 CREATE INDEX bt_k ON bt USING btree (k);
 CHECKPOINT;
 });
-my ($root, $rootlevel) = root_of($primary);
+($root, $rootlevel) = root_of($primary);
 is($rootlevel, 2, 'ft_k has three levels');
 
 $primary->backup('backup');
@@ -441,11 +464,7 @@ check_stats(
 	optimistic_retried => 0);
 check_stats(
 	'promoted, second sweep', $p_sweep2,
-	descents => $nprobes,
-	fallback_odd => 0,
-	versions_healed => 0,
-	locked_inner => 0,
-	optimistic_validated => $nprobes * $rootlevel);
+	all_validated());
 is($p_sweep1->{answer}, $primary_answer, 'promoted: the sweep answers what the primary did');
 is($p_sweep2->{answer}, $p_sweep1->{answer}, 'promoted: both sweeps answer the same');
 check_answers($standby, 'promoted', $p_sweep1->{answer});
@@ -479,17 +498,12 @@ check_stats(
 	optimistic_retried => 0);
 check_stats(
 	'crash 1, second sweep', $c_sweep2,
-	descents => $nprobes,
-	fallback_odd => 0,
-	versions_healed => 0,
-	locked_inner => 0,
-	optimistic_validated => $nprobes * $rootlevel);
+	all_validated());
 is($c_sweep2->{answer}, $c_sweep1->{answer}, 'crash 1: both sweeps answer the same');
 check_answers($primary, 'crash 1', $c_sweep1->{answer});
 is(odd_pages(inner_versions($primary)), 0,
 	'crash 1: every internal page is even after the sweep');
-is($primary->safe_psql('postgres', "SELECT fastbtree_check('ft_k', true)"),
-	'', 'crash 1: fastbtree_check(ft_k, heapallindexed) passes');
+check_index('crash 1');
 
 # Phase 4: the same with the switch off.  Keys 4i + 3 in 880007 ..
 # 960003: leaves under the third level-1 page.
@@ -531,16 +545,11 @@ check_stats(
 my ($on_sweep) = run_steps($primary, $force_index, sweep('ft'));
 check_stats(
 	'crash 2, switch on again, new session', $on_sweep,
-	descents => $nprobes,
-	fallback_odd => 0,
-	versions_healed => 0,
-	locked_inner => 0,
-	optimistic_validated => $nprobes * $rootlevel);
+	all_validated());
 is($o_sweep2->{answer}, $o_sweep1->{answer}, 'crash 2: both sweeps answer the same');
 is($on_sweep->{answer}, $o_sweep1->{answer}, 'crash 2: switch on and off answer the same');
 check_answers($primary, 'crash 2', $o_sweep1->{answer});
-is($primary->safe_psql('postgres', "SELECT fastbtree_check('ft_k', true)"),
-	'', 'crash 2: fastbtree_check(ft_k, heapallindexed) passes');
+check_index('crash 2');
 
 $primary->stop;
 done_testing();
