@@ -47,8 +47,11 @@ use Test::More;
 
 # shared_buffers: allows_streaming sets 1MB, which would evict the healed
 # (never dirtied) internal pages between two probes; no checkpoint may fall
-# between the CHECKPOINT and the crash of phases 3 and 4.
+# between the CHECKPOINT and the crash of phases 3 and 4.  The switch is on
+# whatever TEMP_CONFIG says (the CI run with the lock-free switches off):
+# this test is about the optimistic path, and phase 4 turns it off itself.
 my $conf = q{
+fastbtree.optimistic_reads = on
 autovacuum = off
 log_statement = none
 shared_buffers = 64MB
