@@ -15,7 +15,9 @@
 use strict;
 use warnings;
 
-use IPC::Run;
+use FindBin;
+use lib $FindBin::RealBin;
+use FbtPgbench;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -184,67 +186,22 @@ SELECT fastbtree_check('inv_t', true);
 }
 	],);
 
-sub script_args
-{
-	my ($scripts) = @_;
-	my @args;
-
-	for my $name (sort keys %$scripts)
-	{
-		my $file = "$dir/$name.sql";
-		append_to_file($file, $scripts->{$name}[1]);
-		push @args, '-f', "$file\@$scripts->{$name}[0]";
-	}
-	return @args;
-}
-
-sub start_pgbench
-{
-	my ($opts, $scripts, $out, $err) = @_;
-
-	return IPC::Run::start(
-		[
-			'pgbench', '-n', split(/ /, $opts), script_args($scripts),
-			'-h', $node->host, '-p', $node->port, 'postgres'
-		],
-		'>', $out, '2>', $err,
-		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
-}
-
 my ($work_out, $work_err, $maint_out, $maint_err) = ('', '', '', '');
 my ($work, $maint);
 {
 	# every read goes through an index
 	local $ENV{PGOPTIONS} = '-c enable_seqscan=off -c enable_bitmapscan=off';
-	$work = start_pgbench("-c 4 -j 2 -T $duration", \%work, \$work_out,
-		\$work_err);
-	$maint = start_pgbench("-c 2 -j 1 -T $duration", \%maint, \$maint_out,
-		\$maint_err);
+	$work = start_pgbench($node, $dir, "-c 4 -j 2 -T $duration", \%work,
+		\$work_out, \$work_err);
+	$maint = start_pgbench($node, $dir, "-c 2 -j 1 -T $duration", \%maint,
+		\$maint_out, \$maint_err);
 }
 my $work_ok = $work->finish;
 my $maint_ok = $maint->finish;
 
-for my $run ([ 'workload', $work_ok, $work_out, $work_err ],
-	[ 'VACUUM and fastbtree_check', $maint_ok, $maint_out, $maint_err ])
-{
-	my ($name, $exit_ok, $out, $err) = @$run;
-
-	ok($exit_ok, "pgbench $name exits successfully");
-	like($out, qr/number of failed transactions: 0 /,
-		"pgbench $name: no failed transactions");
-	unlike($err, qr/abort|error|ERROR/i, "pgbench $name: no client errors")
-	  or diag("pgbench $name stderr:\n$err");
-	my ($tx) = $out =~ /actually processed: (\d+)/;
-	cmp_ok($tx // 0, '>', 0, "pgbench $name ran transactions");
-	# per-script counts: " - 1234 transactions (..." after "SQL script N: path"
-	my @per_script;
-	while ($out =~ /SQL script \d+: \S+\/(\w+)\.sql\n.*?\n - (\d+) transactions/g)
-	{
-		push @per_script, "$1 $2";
-	}
-	diag("pgbench $name: $tx transactions in ${duration}s ("
-		  . join(', ', @per_script) . ')');
-}
+check_pgbench('workload', $work_ok, $work_out, $work_err, $duration);
+check_pgbench('VACUUM and fastbtree_check', $maint_ok, $maint_out, $maint_err,
+	$duration);
 
 # Every index passes the verifier after the workload.
 for my $index (@fbt_indexes)
