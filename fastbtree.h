@@ -44,6 +44,7 @@
 #include "lib/stringinfo.h"
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
+#include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "storage/bufpage.h"
 #include "utils/rel.h"
@@ -737,8 +738,9 @@ extern bool _fbt_root_ok(uint16 flags, uint32 level, BlockNumber prev,
 extern void _fbt_bad_root(Relation rel, BlockNumber rootblkno,
 						  uint32 rootlevel);
 extern Buffer _fbt_getbuf(Relation rel, BlockNumber blkno, int access);
-extern Buffer _fbt_pinbuf(Relation rel, FbtScanPins *pins, BlockNumber blkno,
-						  bool internal, bool *borrowed);
+extern Buffer _fbt_pinbuf_read(Relation rel, FbtScanPins *pins,
+							   BlockNumber blkno, bool internal,
+							   bool *borrowed);
 extern void _fbt_release_scan_pins(FbtScanPins *pins);
 extern void _fbt_heal_version(Buffer buf);
 extern void fbt_xact_callback(XactEvent event, void *arg);
@@ -819,5 +821,43 @@ extern bool fbtvalidate(Oid opclassoid);
 extern void fbtadjustmembers(Oid opfamilyoid, Oid opclassoid,
 							 List *operators, List *functions);
 extern void _fbt_check_index_collations(Relation index);
+
+/*
+ * _fbt_pinbuf() -- pin block blkno of rel for a descent, without locking it.
+ *
+ * pins: the scan's lifetime pins, or NULL outside scans.  internal: the
+ * caller expects an internal page (a leaf is never kept in pins nor
+ * hinted).  If pins holds blkno, its buffer is returned with *borrowed set
+ * and no buffer-manager call at all: the caller must not release it (the
+ * scan does, at amendscan).  Else _fbt_pinbuf_read() pins it, and the pin
+ * may go to pins (*borrowed set) or stay the caller's (*borrowed clear:
+ * release it with ReleaseBuffer()).  The page is not checked: the caller
+ * locks it and runs _fbt_checkpage(), or reads it optimistically.  The
+ * reuse is counted in the relation's statistics as a buffer hit, as the
+ * pin btree takes would be.  Raises ERRCODE_INDEX_CORRUPTED for P_NEW.
+ */
+static inline Buffer
+_fbt_pinbuf(Relation rel, FbtScanPins *pins, BlockNumber blkno,
+			bool internal, bool *borrowed)
+{
+	_fbt_check_link(rel, blkno);
+	if (pins != NULL && internal)
+	{
+		int			i;
+
+		for (i = 0; i < pins->npins; i++)
+		{
+			if (pins->blkno[i] == blkno)
+			{
+				fbt_stats.scan_pin_reuses++;
+				pgstat_count_buffer_read(rel);
+				pgstat_count_buffer_hit(rel);
+				*borrowed = true;
+				return pins->buf[i];
+			}
+		}
+	}
+	return _fbt_pinbuf_read(rel, pins, blkno, internal, borrowed);
+}
 
 #endif							/* FASTBTREE_H */

@@ -532,21 +532,23 @@ _fbt_machine_kind(uint8 kind)
  * the line pointer's offset bounded (FBT_MAX_FAST_OFFSET) to stay within the
  * page; a damaged length can then at worst give a wrong comparison on a
  * page that is damaged anyway, never a read outside it.  A tie goes to the
- * general comparison, which checks each value it decodes against the page
- * (_fbt_check_value).  "itemkey" decides a probe on the first column;
- * a tie falls back to "tiecmp", the general comparison of the whole key.
- * For pivots, only items that kept the first attribute are decided fast.
+ * general comparison of the whole key, which checks each value it decodes
+ * against the page (_fbt_check_value), except for a one-column key without
+ * heap TID, whose comparison the tie settles (equal).  For pivots, only
+ * items that kept the first attribute are decided fast.
  */
 #define FBT_INT_BINSRCH(ctype, pivot) \
 	do { \
 		int64		arg = key->iarg[0]; \
 		int32		sign = (key->scankeys[0].sk_flags & FBT_SK_DESC) ? -1 : 1; \
+		bool		onecol = key->keysz == 1 && key->scantid == NULL; \
 		while (high > low) \
 		{ \
 			OffsetNumber mid = low + ((high - low) >> 1); \
 			ItemId		iid = PageGetItemId(page, mid); \
 			IndexTuple	itup; \
 			int32		r; \
+			bool		decided = onecol; \
 			if (unlikely(ItemIdGetOffset(iid) > FBT_MAX_FAST_OFFSET)) \
 				_fbt_corrupt_item(rel, buf, mid, NULL); \
 			itup = (IndexTuple) PageGetItem(page, iid); \
@@ -560,8 +562,8 @@ _fbt_machine_kind(uint8 kind)
 				r = ((arg > v) - (arg < v)) * sign; \
 			} \
 			else \
-				r = 0; \
-			if (r == 0) \
+				r = 0, decided = false; \
+			if (r == 0 && !decided) \
 				r = (pivot) ? \
 					_fbt_compare_pivot(rel, key, itup, buf, mid, page) : \
 					_fbt_compare_leaf(rel, key, itup, buf, mid, page); \
@@ -865,9 +867,11 @@ _fbt_unlocked_compare(FbtScanInsert key, const char *page, uint32 itemoff,
 	do { \
 		int64		arg = key->iarg[0]; \
 		int32		sign = (key->scankeys[0].sk_flags & FBT_SK_DESC) ? -1 : 1; \
+		bool		onecol = key->keysz == 1 && key->scantid == NULL; \
 		while (high > low) \
 		{ \
 			OffsetNumber mid = low + ((high - low) >> 1); \
+			bool		decided = false; \
 			const char *itup; \
 			uint16		info; \
 			uint16		posid; \
@@ -888,8 +892,9 @@ _fbt_unlocked_compare(FbtScanInsert key, const char *page, uint32 itemoff,
 				int64		v = *(const volatile ctype *) \
 					(itup + MAXALIGN(sizeof(IndexTupleData))); \
 				r = ((arg > v) - (arg < v)) * sign; \
+				decided = onecol; \
 			} \
-			if (r == 0) \
+			if (r == 0 && !decided) \
 			{ \
 				res = _fbt_unlocked_compare(key, page, itemoff, &r); \
 				if (res != FBT_UNLOCKED_OK) \

@@ -516,18 +516,12 @@ _fbt_remember_buf(Relation rel, Buffer buf, BlockNumber blkno)
 }
 
 /*
- * _fbt_pinbuf() -- pin block blkno of rel for a descent, without locking it.
- *
- * pins: the scan's lifetime pins, or NULL outside scans.  internal: the
- * caller expects an internal page (a leaf is never kept in pins nor
- * hinted).  If pins holds blkno, its buffer is returned with *borrowed set
- * and no buffer-manager call at all: the caller must not release it (the
- * scan does, at amendscan).  Else the block is pinned through its
- * recent-buffer hint or ReadBuffer(); for an internal page the pin then
- * goes to pins when the scan and the backend have room (*borrowed set), or
- * stays the caller's (*borrowed clear: release it with ReleaseBuffer()).
- * The page is not checked: the caller locks it and runs _fbt_checkpage(),
- * or reads it optimistically.  Raises ERRCODE_INDEX_CORRUPTED for P_NEW.
+ * _fbt_pinbuf_read() -- the part of _fbt_pinbuf() (fastbtree.h) for a block
+ * that is not among pins: pin it through its recent-buffer hint or
+ * ReadBuffer(); for an internal page, remember the buffer as the block's
+ * hint, and hand the pin to pins when the scan and the backend have room
+ * (*borrowed set), else leave it the caller's (*borrowed clear).  blkno
+ * was checked by the caller (not P_NEW).
  *
  * A pin held for a scan's lifetime blocks nothing: VACUUM takes cleanup
  * locks on leaves only, writers need only exclusive content locks, and
@@ -535,31 +529,12 @@ _fbt_remember_buf(Relation rel, Buffer buf, BlockNumber blkno)
  * the scan's (README.design, "Pins").
  */
 Buffer
-_fbt_pinbuf(Relation rel, FbtScanPins *pins, BlockNumber blkno,
-			bool internal, bool *borrowed)
+_fbt_pinbuf_read(Relation rel, FbtScanPins *pins, BlockNumber blkno,
+				 bool internal, bool *borrowed)
 {
-	Buffer		buf;
+	Buffer		buf = _fbt_readbuf(rel, blkno);
 
-	_fbt_check_link(rel, blkno);
 	*borrowed = false;
-	if (pins != NULL && internal)
-	{
-		int			i;
-
-		for (i = 0; i < pins->npins; i++)
-		{
-			if (pins->blkno[i] == blkno)
-			{
-				fbt_stats.scan_pin_reuses++;
-				/* a buffer pin, counted in the statistics as btree's is */
-				pgstat_count_buffer_read(rel);
-				pgstat_count_buffer_hit(rel);
-				*borrowed = true;
-				return pins->buf[i];
-			}
-		}
-	}
-	buf = _fbt_readbuf(rel, blkno);
 	if (internal)
 	{
 		_fbt_remember(rel, buf, blkno);

@@ -81,7 +81,7 @@ typedef struct FbtDescPos
 } FbtDescPos;
 
 /* Release the page of pos: unlock it if locked, unpin it unless borrowed */
-static inline void
+static pg_attribute_always_inline void
 _fbt_desc_release(FbtDescPos *pos)
 {
 	if (pos->locked)
@@ -93,7 +93,7 @@ _fbt_desc_release(FbtDescPos *pos)
 }
 
 /* Lock the page of pos in mode access and run the per-visit checks */
-static inline void
+static pg_attribute_always_inline void
 _fbt_desc_lock(Relation rel, FbtDescPos *pos, int access, uint32 level,
 			   BlockNumber fromblk)
 {
@@ -118,7 +118,7 @@ _fbt_desc_lock(Relation rel, FbtDescPos *pos, int access, uint32 level,
  */
 #define FBT_NOLOCK	(-1)
 
-static inline void
+static pg_attribute_always_inline void
 _fbt_desc_goto(Relation rel, FbtScanPins *pins, FbtDescPos *pos,
 			   BlockNumber blkno, uint32 level, int access,
 			   BlockNumber fromblk)

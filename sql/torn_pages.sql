@@ -79,8 +79,10 @@ INSERT INTO tf SELECT CASE WHEN g % 3 = 0 THEN 'NaN'::float8
 FROM generate_series(1, 8000) g;
 SELECT * FROM shape('tf_f');
 
--- NULL keys: runs of NULLs longer than a leaf make pivots with NULLs,
--- which the unlocked search leaves to the locked one ("unsupported")
+-- NULL keys: runs of NULLs longer than a leaf make pivots with NULLs.  A
+-- NULL first column is compared unlocked (tn_f: no unmodified page is
+-- "unsupported"); NULLs in later columns are left to the locked search
+-- (tn_ab_f: "unsupported")
 CREATE TABLE tn (a int4, b int2) WITH (autovacuum_enabled = off);
 INSERT INTO tn
 SELECT CASE WHEN g % 5 < 2 THEN NULL ELSE g % 3000 END,

@@ -1,4 +1,4 @@
-# t/010_optimistic_stress.pl
+# t/011_optimistic_stress.pl
 #	Optimistic inner-page reads under concurrent splits, with the checker.
 #
 # The index w_k is on 24 int8 columns, the first 23 always 0: its pivots
@@ -55,6 +55,10 @@ shared_buffers = 16MB
 autovacuum = off
 log_statement = none
 max_connections = 20
+# the paths under test, whatever TEMP_CONFIG (CI's run with them off) says
+fastbtree.recent_buffers = on
+fastbtree.scan_pins = on
+fastbtree.optimistic_reads = on
 });
 $node->start;
 
