@@ -669,7 +669,8 @@ typedef struct FbtScanOpaqueData
 
 	/* position state */
 	FbtScanPosData currPos;
-	FbtScanPosData markPos;
+	FbtScanPosData *markPos;	/* a mark copied off its page; allocated at
+								 * the first such copy (merge joins only) */
 	int			markItemIndex;	/* itemIndex of a mark on currPos, or -1 */
 } FbtScanOpaqueData;
 
@@ -782,6 +783,9 @@ extern int64 fbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void fbtendscan(IndexScanDesc scan);
 extern void fbtmarkpos(IndexScanDesc scan);
 extern void fbtrestrpos(IndexScanDesc scan);
+
+/* fbtinspect.c */
+extern Relation _fbt_open_index(Oid relid);
 
 /* fbtsort.c */
 extern IndexBuildResult *fbtbuild(Relation heap, Relation index,

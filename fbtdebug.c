@@ -91,27 +91,6 @@ typedef struct FuzzState
 	int64		mismatch;
 } FuzzState;
 
-/*
- * Raise 42809 unless rel is a fastbtree index, 0A000 for another session's
- * temporary index (its pages live in that backend's local buffers).  The
- * same test as fbtinspect.c's _fbt_open_index(), which is static there;
- * once fastbtree.h declares that one, this copy should go.
- */
-static void
-fuzz_check_index(Relation rel)
-{
-	if (rel->rd_rel->relkind != RELKIND_INDEX ||
-		rel->rd_rel->relam != get_index_am_oid("fastbtree", false))
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a fastbtree index",
-						RelationGetRelationName(rel))));
-	if (RELATION_IS_OTHER_TEMP(rel))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot access temporary indexes of other sessions")));
-}
-
 /* Key column types the fuzz can make values for: the machine kinds' */
 static bool
 fuzz_type_ok(Oid typid)
@@ -849,8 +828,7 @@ fastbtree_fuzz_unlocked(PG_FUNCTION_ARGS)
 		elog(ERROR, "return type must be a row type");
 
 	st = palloc0(sizeof(FuzzState));
-	st->rel = relation_open(relid, AccessShareLock);
-	fuzz_check_index(st->rel);
+	st->rel = _fbt_open_index(relid);
 	pg_prng_seed(&st->prng, (uint64) seed);
 	st->nkeyatts = IndexRelationGetNumberOfKeyAttributes(st->rel);
 	for (i = 0; i < st->nkeyatts; i++)

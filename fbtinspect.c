@@ -20,11 +20,14 @@
 #include "fastbtree.h"
 
 /*
- * Open relid as a fastbtree index with AccessShareLock, or raise 42809
- * wrong_object_type if it is something else.  Other sessions' temporary
- * indexes cannot be read (0A000).
+ * _fbt_open_index() -- open relid as a fastbtree index with
+ * AccessShareLock (held until the transaction ends, or released by the
+ * caller's relation_close()), for the SQL-callable inspection and test
+ * functions.  Raises 42809 wrong_object_type if it is something else, and
+ * 0A000 for another session's temporary index (its pages live in that
+ * backend's local buffers).
  */
-static Relation
+Relation
 _fbt_open_index(Oid relid)
 {
 	Relation	rel = relation_open(relid, AccessShareLock);

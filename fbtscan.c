@@ -64,6 +64,14 @@ _fbt_invalidate_pos(FbtScanPos pos)
 	pos->currPage = InvalidBlockNumber;
 }
 
+/* Drop the copied mark, if any (markPos is allocated at its first copy) */
+static inline void
+_fbt_invalidate_mark(FbtScanOpaque so)
+{
+	if (so->markPos != NULL)
+		_fbt_invalidate_pos(so->markPos);
+}
+
 /*
  * After reading a page: release the content lock, and the pin too when it
  * is safe (see FbtScanPosData).
@@ -198,17 +206,45 @@ fbtbeginscan(Relation rel, int nkeys, int norderbys)
 	so->keysPrepared = false;
 	so->qual_ok = true;
 	so->numberOfKeys = 0;
-	so->keyData = palloc(sizeof(ScanKeyData) * Max(nkeys, 1));
-	so->keyStrategy = palloc(sizeof(StrategyNumber) * Max(nkeys, 1));
-	so->keyOrderProc = palloc0(sizeof(FmgrInfo) * Max(nkeys, 1));
-	so->keyCmpKind = palloc0(sizeof(uint8) * Max(nkeys, 1));
-	so->keyArgWidth = palloc0(sizeof(uint8) * Max(nkeys, 1));
-	so->keySortSupport = palloc0(sizeof(SortSupportData) * Max(nkeys, 1));
-	so->keyHasSortSupport = palloc0(sizeof(bool) * Max(nkeys, 1));
+	/*
+	 * The per-key arrays, in one allocation: a scan is begun and ended per
+	 * statement (point queries, foreign-key checks), where a dozen pallocs
+	 * and pfrees would cost more than the descent.
+	 */
+	{
+		int			n = Max(nkeys, 1);
+		Size		sizes[10] = {
+			sizeof(ScanKeyData) * n, sizeof(StrategyNumber) * n,
+			sizeof(FmgrInfo) * n, sizeof(uint8) * n, sizeof(uint8) * n,
+			sizeof(SortSupportData) * n, sizeof(bool) * n,
+			sizeof(int64) * n, sizeof(double) * n,
+			sizeof(FbtArrayKeyInfo) * n
+		};
+		void	   *parts[10];
+		Size		total = 0;
+		char	   *p;
+		int			i;
+
+		for (i = 0; i < lengthof(sizes); i++)
+			total += MAXALIGN(sizes[i]);
+		p = palloc0(total);
+		for (i = 0; i < lengthof(sizes); i++)
+		{
+			parts[i] = p;
+			p += MAXALIGN(sizes[i]);
+		}
+		so->keyData = parts[0];
+		so->keyStrategy = parts[1];
+		so->keyOrderProc = parts[2];
+		so->keyCmpKind = parts[3];
+		so->keyArgWidth = parts[4];
+		so->keySortSupport = parts[5];
+		so->keyHasSortSupport = parts[6];
+		so->keyIarg = parts[7];
+		so->keyFarg = parts[8];
+		so->arrayKeys = parts[9];
+	}
 	so->sortContext = NULL;
-	so->keyIarg = palloc(sizeof(int64) * Max(nkeys, 1));
-	so->keyFarg = palloc(sizeof(double) * Max(nkeys, 1));
-	so->arrayKeys = palloc(sizeof(FbtArrayKeyInfo) * Max(nkeys, 1));
 	so->numArrayKeys = 0;
 	so->arrayContext = NULL;
 	so->currTuples = NULL;
@@ -217,8 +253,7 @@ fbtbeginscan(Relation rel, int nkeys, int norderbys)
 	so->numKilled = 0;
 	so->currPos.buf = InvalidBuffer;
 	so->currPos.currPage = InvalidBlockNumber;
-	so->markPos.buf = InvalidBuffer;
-	so->markPos.currPage = InvalidBlockNumber;
+	so->markPos = NULL;
 	so->markItemIndex = -1;
 	so->pins.npins = 0;
 	so->checkTuples = false;
@@ -247,7 +282,7 @@ fbtrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
 
 	_fbt_release_curr(scan);
-	_fbt_invalidate_pos(&so->markPos);
+	_fbt_invalidate_mark(so);
 	so->markItemIndex = -1;
 
 	if (scan->xs_want_itup && so->currTuples == NULL)
@@ -279,24 +314,18 @@ fbtendscan(IndexScanDesc scan)
 	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
 
 	_fbt_release_curr(scan);
-	_fbt_invalidate_pos(&so->markPos);
+	_fbt_invalidate_mark(so);
 	_fbt_release_scan_pins(&so->pins);
 	if (so->killedItems != NULL)
 		pfree(so->killedItems);
 	if (so->arrayContext != NULL)
 		MemoryContextDelete(so->arrayContext);
+	/* keyData starts the one allocation of every per-key array */
 	pfree(so->keyData);
-	pfree(so->keyStrategy);
-	pfree(so->keyOrderProc);
-	pfree(so->keyCmpKind);
-	pfree(so->keyArgWidth);
-	pfree(so->keySortSupport);
-	pfree(so->keyHasSortSupport);
 	if (so->sortContext != NULL)
 		MemoryContextDelete(so->sortContext);
-	pfree(so->keyIarg);
-	pfree(so->keyFarg);
-	pfree(so->arrayKeys);
+	if (so->markPos != NULL)
+		pfree(so->markPos);
 	if (so->currTuples != NULL)
 		pfree(so->currTuples);
 	pfree(so);
@@ -725,11 +754,14 @@ _fbt_steppage(IndexScanDesc scan, ScanDirection dir)
 	/* a mark on this page must survive our leaving it */
 	if (so->markItemIndex >= 0)
 	{
-		_fbt_invalidate_pos(&so->markPos);
+		_fbt_invalidate_mark(so);
+		if (so->markPos == NULL)
+			so->markPos = MemoryContextAlloc(GetMemoryChunkContext(so),
+											 sizeof(FbtScanPosData));
 		if (BufferIsValid(so->currPos.buf))
 			IncrBufferRefCount(so->currPos.buf);
-		memcpy(&so->markPos, &so->currPos, sizeof(FbtScanPosData));
-		so->markPos.itemIndex = so->markItemIndex;
+		memcpy(so->markPos, &so->currPos, sizeof(FbtScanPosData));
+		so->markPos->itemIndex = so->markItemIndex;
 		if (so->currTuples)
 			memcpy(so->markTuples, so->currTuples,
 				   so->currPos.nextTupleOffset);
@@ -901,7 +933,7 @@ fbtmarkpos(IndexScanDesc scan)
 {
 	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
 
-	_fbt_invalidate_pos(&so->markPos);
+	_fbt_invalidate_mark(so);
 	so->markItemIndex = FbtScanPosIsValid(so->currPos) ?
 		so->currPos.itemIndex : -1;
 	_fbt_mark_array_keys(scan);
@@ -926,13 +958,13 @@ fbtrestrpos(IndexScanDesc scan)
 	}
 
 	_fbt_release_curr(scan);
-	if (FbtScanPosIsValid(so->markPos))
+	if (so->markPos != NULL && FbtScanPosIsValid(*so->markPos))
 	{
-		if (BufferIsValid(so->markPos.buf))
-			IncrBufferRefCount(so->markPos.buf);
-		memcpy(&so->currPos, &so->markPos, sizeof(FbtScanPosData));
+		if (BufferIsValid(so->markPos->buf))
+			IncrBufferRefCount(so->markPos->buf);
+		memcpy(&so->currPos, so->markPos, sizeof(FbtScanPosData));
 		if (so->currTuples)
 			memcpy(so->currTuples, so->markTuples,
-				   so->markPos.nextTupleOffset);
+				   so->markPos->nextTupleOffset);
 	}
 }
