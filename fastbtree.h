@@ -42,6 +42,7 @@
 #include "access/skey.h"
 #include "catalog/pg_index.h"
 #include "lib/stringinfo.h"
+#include "executor/instrument.h"
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
 #include "pgstat.h"
@@ -212,7 +213,11 @@ typedef struct FbtBufferHint
 {
 	BlockNumber blkno;			/* InvalidBlockNumber: empty slot */
 	Buffer		buf;
+	uint32		uses;			/* pins asked for through this hint */
 } FbtBufferHint;
+
+/* one use of a hint in this many pins through ReadBuffer() (fbtpage.c) */
+#define FBT_HINT_REFRESH	16
 
 typedef struct FbtAmCache
 {
@@ -837,8 +842,10 @@ extern void _fbt_check_index_collations(Relation index);
  * may go to pins (*borrowed set) or stay the caller's (*borrowed clear:
  * release it with ReleaseBuffer()).  The page is not checked: the caller
  * locks it and runs _fbt_checkpage(), or reads it optimistically.  The
- * reuse is counted in the relation's statistics as a buffer hit, as the
- * pin btree takes would be.  Raises ERRCODE_INDEX_CORRUPTED for P_NEW.
+ * reuse is counted as the pin btree takes would be: a fetch and a hit in
+ * the relation's statistics (pg_statio), a shared hit in the buffer usage
+ * of EXPLAIN (BUFFERS) and pg_stat_statements.  Raises
+ * ERRCODE_INDEX_CORRUPTED for P_NEW.
  */
 static inline Buffer
 _fbt_pinbuf(Relation rel, FbtScanPins *pins, BlockNumber blkno,
@@ -856,6 +863,7 @@ _fbt_pinbuf(Relation rel, FbtScanPins *pins, BlockNumber blkno,
 				fbt_stats.scan_pin_reuses++;
 				pgstat_count_buffer_read(rel);
 				pgstat_count_buffer_hit(rel);
+				pgBufferUsage.shared_blks_hit++;
 				*borrowed = true;
 				return pins->buf[i];
 			}

@@ -449,9 +449,21 @@ _fbt_compare_pivot(Relation rel, FbtScanInsert key, IndexTuple itup,
 	}
 	if (key->keysz > ntupatts)
 		return 1;
-	if (key->scantid == NULL)
-		return 0;
 	heapTid = FbtTupleGetHeapTID(itup);
+	if (key->scantid == NULL)
+	{
+		/*
+		 * Equal on every attribute the pivot kept, and the pivot's heap TID
+		 * was truncated (minus infinity): nothing equal to the key lies left
+		 * of it (items there are < the pivot's attributes), so the key
+		 * compares greater and the search goes right, as nbtree's
+		 * _bt_compare() does.  A key that omits attributes the pivot has
+		 * (a prefix search) is equal: matches may be on both sides.
+		 */
+		if (key->keysz == ntupatts && heapTid == NULL)
+			return 1;
+		return 0;
+	}
 	if (heapTid == NULL)
 		return 1;
 	/* the TID sits at the tuple's end, which nothing checked so far */
@@ -533,15 +545,15 @@ _fbt_machine_kind(uint8 kind)
  * page; a damaged length can then at worst give a wrong comparison on a
  * page that is damaged anyway, never a read outside it.  A tie goes to the
  * general comparison of the whole key, which checks each value it decodes
- * against the page (_fbt_check_value), except for a one-column key without
- * heap TID, whose comparison the tie settles (equal).  For pivots, only
- * items that kept the first attribute are decided fast.
+ * against the page (_fbt_check_value), except on a leaf for a one-column
+ * key without heap TID, whose comparison the tie settles (equal).  For
+ * pivots, only items that kept the first attribute are decided fast.
  */
 #define FBT_INT_BINSRCH(ctype, pivot) \
 	do { \
 		int64		arg = key->iarg[0]; \
 		int32		sign = (key->scankeys[0].sk_flags & FBT_SK_DESC) ? -1 : 1; \
-		bool		onecol = key->keysz == 1 && key->scantid == NULL; \
+		bool		onecol = !(pivot) && key->keysz == 1 && key->scantid == NULL; \
 		while (high > low) \
 		{ \
 			OffsetNumber mid = low + ((high - low) >> 1); \
@@ -734,6 +746,46 @@ _fbt_unlocked_item(const char *page, OffsetNumber offnum, uint32 *itemoff)
 	return true;
 }
 
+/* Bytes of a stored value of machine kind kind */
+static inline uint32
+_fbt_machine_width(FbtCmpKind kind)
+{
+	switch (kind)
+	{
+		case FBT_CMP_INT2:
+			return sizeof(int16);
+		case FBT_CMP_INT4:
+		case FBT_CMP_OID:
+		case FBT_CMP_FLOAT4:
+			return sizeof(int32);
+		default:
+			return sizeof(int64);
+	}
+}
+
+/*
+ * Load a stored value of machine kind kind once (volatile: the page may be
+ * changing) as the Datum _fbt_machine_cmp() takes.  p is aligned for it.
+ */
+static inline Datum
+_fbt_load_machine(FbtCmpKind kind, const char *p)
+{
+	switch (kind)
+	{
+		case FBT_CMP_INT2:
+			return Int16GetDatum(*(const volatile int16 *) p);
+		case FBT_CMP_INT4:
+		case FBT_CMP_OID:
+			return Int32GetDatum(*(const volatile int32 *) p);
+		case FBT_CMP_FLOAT4:
+			return Float4GetDatum(*(const volatile float4 *) p);
+		case FBT_CMP_FLOAT8:
+			return Float8GetDatum(*(const volatile float8 *) p);
+		default:
+			return Int64GetDatum(*(const volatile int64 *) p);
+	}
+}
+
 /*
  * Compare key with the pivot at offset itemoff of an unlocked page, as
  * _fbt_compare_pivot() does; *result gets < 0, 0, > 0.  Returns
@@ -783,45 +835,9 @@ _fbt_unlocked_compare(FbtScanInsert key, const char *page, uint32 itemoff,
 		Datum		datum;
 		int32		r;
 
-		switch (kind)
-		{
-			case FBT_CMP_INT2:
-				if (off + sizeof(int16) > size)
-					return FBT_UNLOCKED_BOUNDS;
-				datum = Int16GetDatum(*(const volatile int16 *) (itup + off));
-				break;
-			case FBT_CMP_INT4:
-			case FBT_CMP_OID:
-				if (off + sizeof(int32) > size)
-					return FBT_UNLOCKED_BOUNDS;
-				datum = Int32GetDatum(*(const volatile int32 *) (itup + off));
-				break;
-			case FBT_CMP_FLOAT4:
-				{
-					float4		f;
-
-					if (off + sizeof(float4) > size)
-						return FBT_UNLOCKED_BOUNDS;
-					f = *(const volatile float4 *) (itup + off);
-					datum = Float4GetDatum(f);
-				}
-				break;
-			case FBT_CMP_FLOAT8:
-				{
-					float8		f;
-
-					if (off + sizeof(float8) > size)
-						return FBT_UNLOCKED_BOUNDS;
-					f = *(const volatile float8 *) (itup + off);
-					datum = Float8GetDatum(f);
-				}
-				break;
-			default:
-				if (off + sizeof(int64) > size)
-					return FBT_UNLOCKED_BOUNDS;
-				datum = Int64GetDatum(*(const volatile int64 *) (itup + off));
-				break;
-		}
+		if (off + _fbt_machine_width(kind) > size)
+			return FBT_UNLOCKED_BOUNDS;
+		datum = _fbt_load_machine(kind, itup + off);
 		r = _fbt_machine_cmp(kind, key->iarg[i], key->farg[i], datum);
 		if (key->scankeys[i].sk_flags & FBT_SK_DESC)
 			INVERT_COMPARE_RESULT(r);
@@ -834,7 +850,8 @@ _fbt_unlocked_compare(FbtScanInsert key, const char *page, uint32 itemoff,
 	if (key->keysz > natts)
 		*result = 1;
 	else if (key->scantid == NULL)
-		*result = 0;
+		/* as _fbt_compare_pivot(): equal to a TID-truncated pivot is > */
+		*result = (key->keysz == natts && !(posid & FBT_PIVOT_HEAPTID)) ? 1 : 0;
 	else if (!(posid & FBT_PIVOT_HEAPTID))
 		*result = 1;
 	else
@@ -892,7 +909,13 @@ _fbt_unlocked_compare(FbtScanInsert key, const char *page, uint32 itemoff,
 				int64		v = *(const volatile ctype *) \
 					(itup + MAXALIGN(sizeof(IndexTupleData))); \
 				r = ((arg > v) - (arg < v)) * sign; \
-				decided = onecol; \
+				if (r == 0 && onecol) \
+				{ \
+					/* as _fbt_unlocked_compare() settles the tie */ \
+					r = ((posid & FBT_OFFSET_MASK) == 1 && \
+						 !(posid & FBT_PIVOT_HEAPTID)) ? 1 : 0; \
+					decided = true; \
+				} \
 			} \
 			if (r == 0 && !decided) \
 			{ \

@@ -127,7 +127,10 @@ _fbt_getmeta(Relation rel, bool refresh)
 		int			i;
 
 		for (i = 0; i < FBT_NHINTS; i++)
+		{
 			cache->hints[i].blkno = InvalidBlockNumber;
+			cache->hints[i].uses = 0;
+		}
 		rel->rd_amcache = cache;
 	}
 	memcpy(rel->rd_amcache, metad, sizeof(FbtMetaPageData));
@@ -468,7 +471,15 @@ _fbt_readbuf(Relation rel, BlockNumber blkno)
 		FbtBufferHint *hint =
 			&((FbtAmCache *) rel->rd_amcache)->hints[blkno % FBT_NHINTS];
 
-		if (hint->blkno == blkno)
+		/*
+		 * Every FBT_HINT_REFRESH-th use of a hint goes through ReadBuffer()
+		 * anyway: on PostgreSQL 15 a ReadRecentBuffer() hit on a buffer we
+		 * have not pinned does not raise its usage count, so a root read
+		 * only through hints would look cold to the clock sweep and be
+		 * evicted before btree's under buffer pressure.
+		 */
+		if (hint->blkno == blkno &&
+			(++hint->uses % FBT_HINT_REFRESH) != 0)
 		{
 			if (ReadRecentBuffer(rel->rd_node, MAIN_FORKNUM, blkno, hint->buf))
 			{
@@ -501,6 +512,8 @@ _fbt_remember(Relation rel, Buffer buf, BlockNumber blkno)
 		FbtBufferHint *hint =
 			&((FbtAmCache *) rel->rd_amcache)->hints[blkno % FBT_NHINTS];
 
+		if (hint->blkno != blkno)
+			hint->uses = 0;
 		hint->blkno = blkno;
 		hint->buf = buf;
 	}
