@@ -133,10 +133,10 @@ SELECT * FROM run($$SELECT count(*) FROM @ WHERE k2 = $1 * 10 AND n2 = $1 * 10$$
 -- each switch alone
 SET fastbtree.optimistic_reads = off;
 SELECT * FROM run($$SELECT count(*) FROM @ WHERE k = ($1 * 7919) % 60003 - 1$$, 100);
-RESET fastbtree.optimistic_reads;
+SET fastbtree.optimistic_reads = on;
 SET fastbtree.scan_pins = off;
 SELECT * FROM run($$SELECT count(*) FROM generate_series($1, 500 * 119 + $1, 119) g JOIN @ ON @.k = g$$, 3);
-RESET fastbtree.scan_pins;
+SET fastbtree.scan_pins = on;
 SET fastbtree.recent_buffers = off;
 SELECT * FROM run($$SELECT count(*) FROM @ WHERE k = ($1 * 7919) % 60003 - 1$$, 100);
 SET fastbtree.optimistic_reads = off;
