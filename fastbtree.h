@@ -51,6 +51,8 @@
 #include "utils/rel.h"
 #include "utils/sortsupport.h"
 
+#include "fbtcompat.h"
+
 /* ----------------------------------------------------------------
  * Constants
  * ----------------------------------------------------------------
@@ -343,7 +345,7 @@ FbtTupleGetHeapTID(IndexTuple itup)
 }
 
 /* fbtpage.c: raise ERRCODE_INDEX_CORRUPTED for the item at offnum of buf */
-extern pg_attribute_noreturn() void _fbt_corrupt_item(Relation rel, Buffer buf,
+extern FBT_NORETURN void _fbt_corrupt_item(Relation rel, Buffer buf,
 													  OffsetNumber offnum,
 													  const char *detail);
 

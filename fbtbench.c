@@ -106,7 +106,7 @@ fastbtree_probe(PG_FUNCTION_ARGS)
 	skey.sk_subtype = elemtype;
 	skey.sk_collation = index->rd_indcollation[0];
 
-	scan = index_beginscan(heap, index, GetActiveSnapshot(), 1, 0);
+	scan = fbt_index_beginscan(heap, index, GetActiveSnapshot(), 1, 0);
 
 	INSTR_TIME_SET_CURRENT(start);
 	for (loop = 0; loop < loops; loop++)

@@ -157,7 +157,7 @@ _fbt_classify(Oid procoid, Form_pg_attribute att, ScanKey sk,
 			break;
 		case F_BTTEXTCMP:
 			if (att->attlen == -1 && OidIsValid(sk->sk_collation) &&
-				lc_collate_is_c(sk->sk_collation))
+				fbt_collation_is_c(sk->sk_collation))
 				return FBT_CMP_TEXT_C;
 			return FBT_CMP_FMGR;
 		default:

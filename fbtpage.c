@@ -481,7 +481,7 @@ _fbt_readbuf(Relation rel, BlockNumber blkno)
 		if (hint->blkno == blkno &&
 			(++hint->uses % FBT_HINT_REFRESH) != 0)
 		{
-			if (ReadRecentBuffer(rel->rd_node, MAIN_FORKNUM, blkno, hint->buf))
+			if (ReadRecentBuffer(FbtRelFileId(rel), MAIN_FORKNUM, blkno, hint->buf))
 			{
 				pgstat_count_buffer_read(rel);
 				pgstat_count_buffer_hit(rel);

@@ -578,11 +578,9 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 	_fbt_release_curr(scan);
 	pgstat_count_index_scan(rel);
 
-
 	for (col = 0; col < nkeyatts; col++)
 	{
 		int			chosen = -1;
-		int			i;
 
 		for (i = 0; i < so->numberOfKeys; i++)
 		{

@@ -151,6 +151,7 @@ _fbt_build_finishpage(FbtBuildState *bs, FbtLevelState *lvl, IndexTuple itup)
 	IndexTuple	hikey;
 	IndexTuple	downlink;
 	BlockNumber nblkno;
+	BlockNumber oblkno;
 	int			i;
 
 	carry = palloc(sizeof(IndexTuple) * (PageGetMaxOffsetNumber(opage) + 1));
@@ -174,8 +175,10 @@ _fbt_build_finishpage(FbtBuildState *bs, FbtLevelState *lvl, IndexTuple itup)
 
 	_fbt_build_newpage(bs, lvl);
 	nblkno = BufferGetBlockNumber(lvl->buf);
+	oblkno = BufferGetBlockNumber(obuf);
 	FbtPageGetOpaque(opage)->fbto_next = nblkno;
-	FbtPageGetOpaque(lvl->page)->fbto_prev = BufferGetBlockNumber(obuf);
+	FbtPageGetOpaque(lvl->page)->fbto_prev = oblkno;
+	/* this releases obuf: only oblkno may be used after it */
 	_fbt_build_writepage(bs->index, obuf, opage);
 
 	/* downlinks: the parent level starts with minus infinity to opage */
@@ -184,7 +187,7 @@ _fbt_build_finishpage(FbtBuildState *bs, FbtLevelState *lvl, IndexTuple itup)
 		IndexTuple	minusinf = _fbt_pivot_minus_infinity(NULL);
 
 		lvl->parent = _fbt_build_newlevel(bs, lvl->level + 1);
-		FbtPivotSetDownLink(minusinf, BufferGetBlockNumber(obuf));
+		FbtPivotSetDownLink(minusinf, oblkno);
 		_fbt_build_additem(bs->index, lvl->parent->page, minusinf);
 		pfree(minusinf);
 	}

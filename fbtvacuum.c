@@ -126,7 +126,7 @@ _fbt_vacuumscan(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			Buffer		buf;
 			Page		page;
 
-			vacuum_delay_point();
+			fbt_vacuum_delay_point();
 			buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL,
 									 info->strategy);
 			LockBuffer(buf, BUFFER_LOCK_SHARE);

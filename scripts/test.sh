@@ -24,6 +24,11 @@
 # one machine are serialized through a lock file, since each installs its
 # build into the same PostgreSQL directories.
 #
+# --pg N runs against PostgreSQL N: 15 is Debian's (the default), another
+# major the build of scripts/install-deps.sh --pg N under /opt/fastbtree-pg/N
+# (which must exist).  The PG_CONFIG environment variable, if set, names
+# another pg_config.
+#
 # --set "NAME=VALUE ..." adds server settings (no spaces inside a value) to
 # every cluster the tests use: the throwaway cluster of pg_regress and
 # isolation, and, through PostgreSQL::Test::Cluster's TEMP_CONFIG, each TAP
@@ -224,8 +229,15 @@ parse_args()
 			--isolation) ONLY=yes; ONLY_ISOLATION=$2; shift 2 ;;
 			--tap) ONLY=yes; ONLY_TAP=$2; shift 2 ;;
 			--set) SETTINGS="$SETTINGS $2"; shift 2 ;;
+			--pg)
+				case $2 in
+					15) PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config ;;
+					''|*[!0-9]*) die "--pg: '$2' is not a major version number" ;;
+					*) PG_CONFIG=/opt/fastbtree-pg/$2/bin/pg_config ;;
+				esac
+				shift 2 ;;
 			-h|--help)
-				echo "usage: $0 [--regress \"NAME ...\"] [--isolation \"NAME ...\"] [--tap \"t/FILE.pl ...\"] [--set \"NAME=VALUE ...\"]"
+				echo "usage: $0 [--regress \"NAME ...\"] [--isolation \"NAME ...\"] [--tap \"t/FILE.pl ...\"] [--set \"NAME=VALUE ...\"] [--pg N]"
 				exit 0 ;;
 			*) die "unknown option $1 (see --help)" ;;
 		esac
