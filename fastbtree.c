@@ -154,6 +154,19 @@ fbtbuildphasename(int64 phasenum)
 }
 
 /*
+ * fbtgettreeheight() -- amgettreeheight (PostgreSQL 18 and later): the
+ * level of the root, 0 for an empty index or a root leaf, for the cost
+ * model; from the cached metapage (a share lock on block 0 when it must be
+ * read).  On earlier majors fbtcostestimate() asks _fbt_getrootheight()
+ * itself.
+ */
+int
+fbtgettreeheight(Relation rel)
+{
+	return (int) _fbt_getrootheight(rel);
+}
+
+/*
  * fbtcanreturn() -- amcanreturn: every attribute, key or INCLUDE, is stored
  * whole in leaf tuples, so index-only scans can return it.
  */
@@ -252,6 +265,7 @@ fbthandler(PG_FUNCTION_ARGS)
 	amroutine->amestimateparallelscan = NULL;
 	amroutine->aminitparallelscan = NULL;
 	amroutine->amparallelrescan = NULL;
+	FBT_SET_VERSION_CALLBACKS(amroutine);
 
 	PG_RETURN_POINTER(amroutine);
 }

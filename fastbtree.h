@@ -698,6 +698,7 @@ extern void fbtcostestimate(PlannerInfo *root, IndexPath *path,
 							Cost *indexTotalCost, Selectivity *indexSelectivity,
 							double *indexCorrelation, double *indexPages);
 extern bool fbtcanreturn(Relation index, int attno);
+extern int	fbtgettreeheight(Relation rel);
 
 /* fbtcompare.c */
 extern bool fbt_fast_compare;

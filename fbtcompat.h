@@ -70,4 +70,30 @@ fbt_collation_is_c(Oid coll)
 #endif
 }
 
+/*
+ * Access-method callbacks and flags that exist only on some majors, set by
+ * fbthandler().  Since 18 the planner learns an ordered AM's sort order by
+ * translating its strategy numbers (without it, every fastbtree index has
+ * no sort order: no ORDER BY, merge joins or correlation estimate, and
+ * btcostestimate() dereferences the missing reverse_sort array); ours are
+ * btree's, so btree's own translation functions serve.  18 also asks the
+ * AM for its tree height (fbtgettreeheight()) and whether equality and
+ * ordering are consistent within an opfamily, as btree's are.
+ */
+#if PG_VERSION_NUM >= 180000
+#include "access/cmptype.h"
+extern CompareType bttranslatestrategy(StrategyNumber strategy, Oid opfamily);
+extern StrategyNumber bttranslatecmptype(CompareType cmptype, Oid opfamily);
+#define FBT_SET_VERSION_CALLBACKS(amroutine) \
+	do { \
+		(amroutine)->amconsistentequality = true; \
+		(amroutine)->amconsistentordering = true; \
+		(amroutine)->amtranslatestrategy = bttranslatestrategy; \
+		(amroutine)->amtranslatecmptype = bttranslatecmptype; \
+		(amroutine)->amgettreeheight = fbtgettreeheight; \
+	} while (0)
+#else
+#define FBT_SET_VERSION_CALLBACKS(amroutine)	((void) 0)
+#endif
+
 #endif							/* FBTCOMPAT_H */
