@@ -479,7 +479,7 @@ _fbtc_cursor_load(FbtCheckState *state, FbtDownlinkCursor *cur,
 	memcpy(cur->page, page, BLCKSZ);
 	pfree(page);
 	cur->blkno = blkno;
-	cur->off = P_FIRSTDATAKEY(opaque);
+	cur->off = P_FIRSTDATAKEY(FbtPageGetOpaque(cur->page));
 }
 
 /*
