@@ -26,3 +26,15 @@ CREATE FUNCTION fastbtree_stats(
 RETURNS record
 AS 'MODULE_PATHNAME', 'fastbtree_stats'
 LANGUAGE C STRICT PARALLEL RESTRICTED;
+
+-- PostgreSQL 18's btree range_ops has a sort support function
+-- (range_sortsupport, which does not exist before 18); fastbtree's family
+-- mirrors btree's, so it gets it too where the server has it.
+DO $$
+BEGIN
+	IF current_setting('server_version_num')::int >= 180000 THEN
+		EXECUTE 'ALTER OPERATOR FAMILY range_ops USING fastbtree '
+			'ADD FUNCTION 2 (anyrange, anyrange) pg_catalog.range_sortsupport(internal)';
+	END IF;
+END
+$$;

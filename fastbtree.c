@@ -14,8 +14,11 @@
 #include "commands/progress.h"
 #include "commands/vacuum.h"
 #include "fmgr.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
 #include "utils/guc.h"
 #include "utils/index_selfuncs.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/selfuncs.h"
 
@@ -177,6 +180,65 @@ fbtcanreturn(Relation index, int attno)
 }
 
 /*
+ * _fbt_bound_clauses() -- of an index path's clauses (IndexClause, in column
+ * order), those that bound the range fastbtree's scan reads: the clauses
+ * on each leading column that has an equality (=, = ANY, IS NULL), and on
+ * the first one that has none (nbtree README, "scan keys"; _fbt_first).
+ * Returns a new list (the clauses themselves are shared) and sets *nfilter
+ * to the count of quals in the other clauses, which the scan tests on each
+ * tuple.  No locks; no errors.
+ */
+static List *
+_fbt_bound_clauses(IndexOptInfo *index, List *indexclauses, int *nfilter)
+{
+	List	   *bound = NIL;
+	int			indexcol = 0;
+	bool		eqhere = false;
+	bool		done = false;
+	ListCell   *lc;
+
+	*nfilter = 0;
+	foreach(lc, indexclauses)
+	{
+		IndexClause *iclause = lfirst_node(IndexClause, lc);
+		ListCell   *lc2;
+
+		if (!done && iclause->indexcol != indexcol)
+		{
+			/* the next column's quals bound the range only after an = */
+			if (!eqhere || iclause->indexcol != indexcol + 1)
+				done = true;
+			indexcol = iclause->indexcol;
+			eqhere = false;
+		}
+		if (done)
+		{
+			*nfilter += list_length(iclause->indexquals);
+			continue;
+		}
+		bound = lappend(bound, iclause);
+		foreach(lc2, iclause->indexquals)
+		{
+			Expr	   *clause = lfirst_node(RestrictInfo, lc2)->clause;
+			Oid			opno = InvalidOid;
+
+			if (IsA(clause, OpExpr))
+				opno = ((OpExpr *) clause)->opno;
+			else if (IsA(clause, ScalarArrayOpExpr))
+				opno = ((ScalarArrayOpExpr *) clause)->opno;
+			else if (IsA(clause, NullTest) &&
+					 ((NullTest *) clause)->nulltesttype == IS_NULL)
+				eqhere = true;
+			if (OidIsValid(opno) &&
+				get_op_opfamily_strategy(opno, index->opfamily[indexcol]) ==
+				BTEqualStrategyNumber)
+				eqhere = true;
+		}
+	}
+	return bound;
+}
+
+/*
  * fbtcostestimate() -- amcostestimate: cost a fastbtree index exactly as
  * btree costs the same index.
  *
@@ -194,6 +256,8 @@ fbtcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 {
 	IndexOptInfo index = *path->indexinfo;
 	IndexPath	pathcopy = *path;
+	List	   *bound;
+	int			nfilter = 0;
 
 	if (index.tree_height < 0)
 	{
@@ -206,6 +270,36 @@ fbtcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	btcostestimate(root, &pathcopy, loop_count, indexStartupCost,
 				   indexTotalCost, indexSelectivity, indexCorrelation,
 				   indexPages);
+
+	/*
+	 * Since PostgreSQL 18, btcostestimate() prices quals on a column after
+	 * one without an equality as a skip scan would run them, which
+	 * fastbtree does not do: it reads the whole range that the leading
+	 * quals bound, and tests the others on each tuple (as 15's btree and its
+	 * cost model did).  Price that range instead, keeping the selectivity
+	 * of all the quals (what the heap is read for), and add the per-tuple
+	 * cost of the quals tested on the way.
+	 */
+	if (!FBT_COST_MODEL_ASSUMES_SKIP_SCAN)
+		return;
+	bound = _fbt_bound_clauses(&index, path->indexclauses, &nfilter);
+	if (nfilter > 0)
+	{
+		Cost		startup;
+		Cost		total;
+		Selectivity boundsel;
+		double		corr;
+		double		pages;
+
+		pathcopy.indexclauses = bound;
+		btcostestimate(root, &pathcopy, loop_count, &startup, &total,
+					   &boundsel, &corr, &pages);
+		*indexStartupCost = startup;
+		*indexTotalCost = total + nfilter * cpu_operator_cost *
+			clamp_row_est(boundsel * index.tuples);
+		*indexPages = pages;
+	}
+	list_free(bound);
 }
 
 PG_FUNCTION_INFO_V1(fbthandler);

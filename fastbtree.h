@@ -625,6 +625,7 @@ typedef struct FbtArrayKeyInfo
 /* Where a preprocessed search key may end the scan (see fbtutils.c) */
 #define FBT_SK_REQFWD		0x00010000	/* failure ends a forward scan */
 #define FBT_SK_REQBKWD		0x00020000	/* failure ends a backward scan */
+#define FBT_SK_ARRAY_FILTER	0x00040000	/* = ANY key tested by membership */
 
 typedef struct FbtScanOpaqueData
 {
@@ -651,8 +652,14 @@ typedef struct FbtScanOpaqueData
 	bool	   *keyHasSortSupport;
 	MemoryContext sortContext;	/* their state; reset at full preprocessing */
 
-	/* = ANY(array) keys */
-	int			numArrayKeys;	/* -1 means an array key has no elements */
+	/*
+	 * = ANY(array) keys: arrayKeys[0 .. numArrayKeys - 1] are required keys
+	 * whose elements drive one primitive scan each; the numFilterArrays
+	 * after them are on columns past a column without an equality key and
+	 * are tested by membership on each tuple (FBT_SK_ARRAY_FILTER).
+	 */
+	int			numArrayKeys;
+	int			numFilterArrays;
 	FbtArrayKeyInfo *arrayKeys;
 	MemoryContext arrayContext;
 

@@ -12,9 +12,17 @@
 #define FBTCOMPAT_H
 
 #include "access/genam.h"
+#include "access/relscan.h"
 #include "commands/vacuum.h"
+#include "storage/bufpage.h"
 #include "utils/pg_locale.h"
 #include "utils/rel.h"
+#if PG_VERSION_NUM >= 170000
+#include "storage/bulk_write.h"
+#else
+#include "access/xloginsert.h"
+#include "storage/smgr.h"
+#endif
 
 /*
  * The physical identity of a relation, as ReadRecentBuffer() takes it:
@@ -35,6 +43,48 @@
 #else
 #define FBT_NORETURN	pg_attribute_noreturn()
 #endif
+
+/*
+ * Write page (BLCKSZ bytes, made by the caller, who keeps it) as block
+ * blkno of index's init fork, WAL-logged and durable before the creating
+ * transaction commits.  Since 17 through core's bulk-write facility, as
+ * btbuildempty() does there: its buffers are aligned for direct I/O, which
+ * smgr requires since 16.  Before, smgrwrite(), log_newpage() and
+ * smgrimmedsync(), as 15's btbuildempty().  No locks; errors: I/O errors.
+ */
+static inline void
+fbt_write_init_fork_page(Relation index, BlockNumber blkno, Page page)
+{
+#if PG_VERSION_NUM >= 170000
+	BulkWriteState *bulk = smgr_bulk_start_rel(index, INIT_FORKNUM);
+	BulkWriteBuffer buf = smgr_bulk_get_buf(bulk);
+
+	memcpy(buf, page, BLCKSZ);
+	smgr_bulk_write(bulk, blkno, buf, true);
+	smgr_bulk_finish(bulk);
+#else
+	PageSetChecksumInplace(page, blkno);
+	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, blkno, (char *) page,
+			  true);
+	log_newpage(&FbtRelFileId(index), INIT_FORKNUM, blkno, page, true);
+	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
+#endif
+}
+
+/*
+ * Count one index search (a descent that positions a primitive scan) in
+ * the scan's instrumentation: since 18, EXPLAIN ANALYZE shows it as
+ * "Index Searches" (pg_stat's idx_scan is counted on every major, by
+ * pgstat_count_index_scan()).
+ */
+static inline void
+fbt_count_index_search(IndexScanDesc scan)
+{
+#if PG_VERSION_NUM >= 180000
+	if (scan->instrument)
+		scan->instrument->nsearches++;
+#endif
+}
 
 /* vacuum_delay_point() says whether it is called by ANALYZE since 18 */
 #if PG_VERSION_NUM >= 180000
@@ -69,6 +119,34 @@ fbt_collation_is_c(Oid coll)
 	return lc_collate_is_c(coll);
 #endif
 }
+
+/*
+ * How = ANY(array) keys on a column after one without an equality key (not
+ * required, so never used to position the scan) are run.  Until 16, nbtree
+ * runs one primitive scan per element, and the planner counts on index
+ * order only from arrays it can see keep it; since 17, nbtree scans all
+ * elements in one pass in index order, and 17's planner assumes that order
+ * of every = ANY scan of an amsearcharray index.  fastbtree does what the
+ * major's btree does (fbtutils.c, _fbt_preprocess_keys), so the rows come
+ * back in btree's order, with or without ORDER BY.
+ */
+#define FBT_ARRAY_FILTERS_IN_ONE_PASS	(PG_VERSION_NUM >= 170000)
+
+/*
+ * Whether core accepts only btree unique indexes as INSERT ... ON CONFLICT
+ * arbiters and foreign-key targets: until 17 it does (ON CONFLICT fails on
+ * any table with a unique index of another AM); since 18 it finds the
+ * equality operator through the AM's strategy translation, which fastbtree
+ * supplies (FBT_SET_VERSION_CALLBACKS).  Only 15 and 18 are built and
+ * tested.
+ */
+#define FBT_CORE_UNIQUE_NEEDS_BTREE	(PG_VERSION_NUM < 180000)
+
+/*
+ * Whether btcostestimate() prices an index scan as nbtree's skip scan runs
+ * it (since 18), which fastbtree does not do (fbtcostestimate).
+ */
+#define FBT_COST_MODEL_ASSUMES_SKIP_SCAN	(PG_VERSION_NUM >= 180000)
 
 /*
  * Access-method callbacks and flags that exist only on some majors, set by

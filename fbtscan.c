@@ -246,6 +246,7 @@ fbtbeginscan(Relation rel, int nkeys, int norderbys)
 	}
 	so->sortContext = NULL;
 	so->numArrayKeys = 0;
+	so->numFilterArrays = 0;
 	so->arrayContext = NULL;
 	so->currTuples = NULL;
 	so->markTuples = NULL;
@@ -577,6 +578,7 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 
 	_fbt_release_curr(scan);
 	pgstat_count_index_scan(rel);
+	fbt_count_index_search(scan);
 
 	for (col = 0; col < nkeyatts; col++)
 	{

@@ -408,8 +408,9 @@ _fbt_build_mergekeys(Relation index)
  * "could not create unique index" (raised by tuplesort, as for btree), 54000
  * for an oversized row, 0A000 for a pattern operator class under a
  * nondeterministic collation (_fbt_check_index_collations).  For a unique
- * index, a NOTICE says that INSERT ... ON CONFLICT cannot use it
- * (PostgreSQL 15 accepts only btree indexes as arbiters).
+ * index, a NOTICE says that INSERT ... ON CONFLICT cannot use it where
+ * core accepts only btree indexes as arbiters (PostgreSQL 15;
+ * FBT_CORE_UNIQUE_NEEDS_BTREE).
  */
 IndexBuildResult *
 fbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
@@ -428,7 +429,7 @@ fbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	_fbt_check_index_collations(index);
 
-	if (indexInfo->ii_Unique &&
+	if (FBT_CORE_UNIQUE_NEEDS_BTREE && indexInfo->ii_Unique &&
 		(index->rd_createSubid != InvalidSubTransactionId ||
 		 indexInfo->ii_Concurrent))
 		ereport(NOTICE,
@@ -544,7 +545,8 @@ fbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 
 /*
  * fbtbuildempty() -- ambuildempty: write the init fork of an unlogged
- * index, an empty metapage, WAL-logged and synced as core's AMs do.
+ * index, an empty metapage, WAL-logged and synced as core's AMs do
+ * (fbt_write_init_fork_page, fbtcompat.h).
  */
 void
 fbtbuildempty(Relation index)
@@ -552,16 +554,6 @@ fbtbuildempty(Relation index)
 	Page		metapage = (Page) palloc(BLCKSZ);
 
 	_fbt_initmetapage(metapage, P_NONE, 0);
-	PageSetChecksumInplace(metapage, FBT_METAPAGE);
-	smgrwrite(RelationGetSmgr(index), INIT_FORKNUM, FBT_METAPAGE,
-			  (char *) metapage, true);
-#if PG_VERSION_NUM >= 160000
-	log_newpage(&(RelationGetSmgr(index))->smgr_rlocator.locator,
-				INIT_FORKNUM, FBT_METAPAGE, metapage, true);
-#else
-	log_newpage(&(RelationGetSmgr(index))->smgr_rnode.node,
-				INIT_FORKNUM, FBT_METAPAGE, metapage, true);
-#endif
-	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
+	fbt_write_init_fork_page(index, FBT_METAPAGE, metapage);
 	pfree(metapage);
 }

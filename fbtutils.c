@@ -268,9 +268,16 @@ _fbt_pivot_minus_infinity(IndexTuple itup)
  *	- marks keys "required" (FBT_SK_REQFWD / FBT_SK_REQBKWD) when every
  *	  earlier column has an equality key: a required key that fails ends
  *	  the scan in that direction (nbtree README, "scan keys");
- *	- expands = ANY(array) into sorted distinct elements, one primitive
- *	  scan per element combination, and reduces inequality arrays to
- *	  their extreme element.
+ *	- expands = ANY(array) into sorted distinct elements and reduces
+ *	  inequality arrays to their extreme element.  A required equality
+ *	  array drives one primitive scan per element combination, in index
+ *	  order.  An array on a column after one without an equality key (not
+ *	  required, so never used to position the scan) does the same until
+ *	  PostgreSQL 16, as nbtree does there; since 17 it is tested on each
+ *	  tuple by binary search among its elements, so that the scan returns
+ *	  tuples in index order, as 17's nbtree does and 17's planner assumes
+ *	  of any = ANY scan of an amsearcharray index
+ *	  (FBT_ARRAY_FILTERS_IN_ONE_PASS, fbtcompat.h).
  * Redundant keys are kept: every key is checked on every tuple, and any
  * one of several bounds is a correct place to start.
  * ----------------------------------------------------------------
@@ -499,10 +506,11 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 	 * resolved comparators, strategies and required flags.
 	 */
 	if (so->keysPrepared && so->numberOfKeys == nkeys &&
-		so->numArrayKeys == 0 && so->keysFastCompare == fbt_fast_compare)
+		so->numArrayKeys == 0 && so->numFilterArrays == 0 &&
+		so->keysFastCompare == fbt_fast_compare)
 	{
 		const int	ourbits = FBT_SK_REQFWD | FBT_SK_REQBKWD |
-			FBT_SK_DESC | FBT_SK_NULLS_FIRST;
+			FBT_SK_ARRAY_FILTER | FBT_SK_DESC | FBT_SK_NULLS_FIRST;
 
 		for (i = 0; i < nkeys; i++)
 		{
@@ -553,6 +561,7 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 	so->qual_ok = true;
 	so->numberOfKeys = nkeys;
 	so->numArrayKeys = 0;
+	so->numFilterArrays = 0;
 	memset(haseq, 0, sizeof(haseq));
 
 	for (i = 0; i < nkeys; i++)
@@ -679,6 +688,36 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 		}
 	}
 
+	/*
+	 * Arrays that are not required become membership tests, kept after the
+	 * required ones (a stable partition: each part keeps its order).
+	 */
+	if (FBT_ARRAY_FILTERS_IN_ONE_PASS && so->numArrayKeys > 0)
+	{
+		int			narr = so->numArrayKeys;
+		FbtArrayKeyInfo *all = palloc(sizeof(FbtArrayKeyInfo) * narr);
+		int			a,
+					nreq = 0;
+
+		memcpy(all, so->arrayKeys, sizeof(FbtArrayKeyInfo) * narr);
+		for (a = 0; a < narr; a++)
+			if (so->keyData[all[a].scan_key].sk_flags & FBT_SK_REQFWD)
+				so->arrayKeys[nreq++] = all[a];
+		so->numArrayKeys = nreq;
+		for (a = 0; a < narr; a++)
+		{
+			int			k = all[a].scan_key;
+
+			if (so->keyData[k].sk_flags & FBT_SK_REQFWD)
+				continue;
+			so->arrayKeys[nreq + so->numFilterArrays++] = all[a];
+			so->keyData[k].sk_flags |= FBT_SK_ARRAY_FILTER;
+			so->keyCmpKind[k] = FBT_CMP_FMGR;
+			so->keyHasSortSupport[k] = false;
+		}
+		pfree(all);
+	}
+
 	/* order array keys by column: the first column is most significant */
 	if (so->numArrayKeys > 1)
 	{
@@ -785,6 +824,53 @@ _fbt_restore_array_keys(IndexScanDesc scan)
 }
 
 /*
+ * _fbt_array_member() -- is datum (a non-NULL value of key i's column, from
+ * a leaf tuple) one of the elements of filter array key i?  Binary search
+ * among the sorted distinct elements with the key's (column type, argument
+ * type) comparison proc; elements are in index order, so a DESC column's
+ * comparison is reversed.  Errors: whatever the comparison proc raises.
+ */
+static bool
+_fbt_array_member(FbtScanOpaque so, int i, Datum datum)
+{
+	ScanKey		key = &so->keyData[i];
+	FbtArrayKeyInfo *ak = NULL;
+	int			lo,
+				hi,
+				a;
+
+	for (a = so->numArrayKeys; a < so->numArrayKeys + so->numFilterArrays; a++)
+		if (so->arrayKeys[a].scan_key == i)
+		{
+			ak = &so->arrayKeys[a];
+			break;
+		}
+	if (ak == NULL)
+		elog(ERROR, "fastbtree: filter array key %d has no elements", i);
+
+	lo = 0;
+	hi = ak->num_elems;
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		int32		c;
+
+		c = DatumGetInt32(FunctionCall2Coll(&so->keyOrderProc[i],
+											key->sk_collation, datum,
+											ak->elem_values[mid]));
+		if (key->sk_flags & FBT_SK_DESC)
+			INVERT_COMPARE_RESULT(c);
+		if (c == 0)
+			return true;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return false;
+}
+
+/*
  * _fbt_checkkeys() -- does a leaf tuple satisfy all search keys?
  *
  * tuple: a leaf data item of the page being read (locked by the caller),
@@ -839,6 +925,13 @@ _fbt_checkkeys(IndexScanDesc scan, IndexTuple tuple, int tupnatts,
 				 ScanDirectionIsForward(dir)))
 				*continuescan = false;
 			return false;
+		}
+
+		if (key->sk_flags & FBT_SK_ARRAY_FILTER)
+		{
+			if (!_fbt_array_member(so, i, datum))
+				return false;	/* never required: the scan goes on */
+			continue;
 		}
 
 		if (so->keyCmpKind[i] != FBT_CMP_FMGR ?
