@@ -88,6 +88,8 @@ usage()
 	                    probe only, on all six key types by default
 	  --recent-buffers  with --fast-compare: fastbtree.recent_buffers = on
 	  --results-dir DIR where to save the results; default bench/results
+	  --pg N            PostgreSQL major: 15 (Debian's, the default) or a build of
+	                    scripts/install-deps.sh --pg N --release
 	  --keep            keep the (stopped) cluster and the profiles in the
 	                    work directory
 	  --help            show this help
@@ -102,7 +104,7 @@ parse_args()
 {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-			--scale|--results-dir|--types|--switches|--probes|--sql-keys)
+			--scale|--results-dir|--types|--switches|--probes|--sql-keys|--pg)
 				[ $# -ge 2 ] || die "$1 needs a value (see --help)"
 				set -- "$1=$2" "${@:3}"
 				continue

@@ -36,6 +36,7 @@ SRC_DIR=$(cd "$BENCH_DIR/.." && pwd)
 WORK=
 PORT=
 PG_BINDIR=
+EXT_LOADING=		# destdir or control_path (build_extension)
 CLUSTER_STARTED=no
 # Extra server settings for the connections the next as_user opens, as in
 # PGOPTIONS ("-c name=value ...").
@@ -309,9 +310,29 @@ build_extension()
 	fi
 	# (awk reads all of the output: with pipefail, grep -q could make the
 	# pipeline fail by closing it early)
-	"$PG_BINDIR/postgres" --describe-config 2>/dev/null |
-		awk '$1 == "extension_destdir" { found = 1 } END { exit !found }' ||
-		die "this PostgreSQL has no extension_destdir setting (a Debian patch), needed to load the private build"
+	# Debian's servers have extension_destdir (a Debian patch); 18 and later
+	# have extension_control_path and find the library through
+	# dynamic_library_path (a "$libdir/" prefix is dropped for the search)
+	local settings
+	settings=$("$PG_BINDIR/postgres" --describe-config 2>/dev/null | awk '{ print $1 }')
+	if grep -qx extension_destdir <<<"$settings"; then
+		EXT_LOADING=destdir
+	elif grep -qx extension_control_path <<<"$settings"; then
+		EXT_LOADING=control_path
+	else
+		die "this PostgreSQL has neither extension_destdir (a Debian patch) nor extension_control_path (18 and later), needed to load the private build"
+	fi
+}
+
+# ext_loading_conf: the postgresql.conf lines that load the private build
+ext_loading_conf()
+{
+	if [ "$EXT_LOADING" = destdir ]; then
+		echo "extension_destdir = '$WORK/inst'"
+	else
+		echo "extension_control_path = '$WORK/inst$("$PG_CONFIG" --sharedir):\$system'"
+		echo "dynamic_library_path = '$WORK/inst$("$PG_CONFIG" --pkglibdir):\$libdir'"
+	fi
 }
 
 # source_revision: the commit of the source tree, "+ changes" when the
@@ -348,7 +369,7 @@ setup_cluster()
 		port = $PORT
 		listen_addresses = ''
 		unix_socket_directories = '$WORK/sock'
-		extension_destdir = '$WORK/inst'
+		$(ext_loading_conf)
 		max_connections = $MAX_CONNECTIONS
 		shared_buffers = $SHARED_BUFFERS
 		maintenance_work_mem = 512MB
@@ -371,9 +392,16 @@ setup_cluster()
 	as_user createdb "$BENCH_DB" || die "createdb failed"
 	psql_q "CREATE EXTENSION $FBT_AM" "CREATE EXTENSION pg_prewarm" ||
 		die "CREATE EXTENSION failed"
-	local destdir
-	destdir=$(psql_q "SHOW extension_destdir") || die "SHOW extension_destdir failed"
-	[ "$destdir" = "$WORK/inst" ] || die "extension_destdir is '$destdir', expected $WORK/inst"
+	if [ "$EXT_LOADING" = destdir ]; then
+		local destdir
+		destdir=$(psql_q "SHOW extension_destdir") || die "SHOW extension_destdir failed"
+		[ "$destdir" = "$WORK/inst" ] || die "extension_destdir is '$destdir', expected $WORK/inst"
+	else
+		local libpath
+		libpath=$(psql_q "SHOW dynamic_library_path") || die "SHOW dynamic_library_path failed"
+		[[ "$libpath" == "$WORK/inst"* ]] || die "dynamic_library_path is '$libpath', expected $WORK/inst..."
+	fi
+}
 }
 
 stop_cluster()
@@ -1145,13 +1173,29 @@ write_annotation()
 	} 2>&1 | sed -e "s|$WORK/src/||g" -e "s|$WORK/inst||g" -e "s|$WORK/|WORK/|g" >"$2"
 }
 
+# select_major N: benchmark PostgreSQL N: 15 is Debian's, another major
+# the build without assertions of scripts/install-deps.sh --pg N --release
+select_major()
+{
+	case $1 in
+		15) PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config ;;
+		''|*[!0-9]*) die "--pg: '$1' is not a major version number" ;;
+		*)
+			PG_CONFIG=/opt/fastbtree-pg/$1-release/bin/pg_config
+			[ -x "$PG_CONFIG" ] ||
+				die "no PostgreSQL $1 build for benchmarks; run: bash scripts/install-deps.sh --pg $1 --release"
+			;;
+	esac
+}
+
 # common_option ARG: the options that bench/callgrind.sh and
-# bench/scaling.sh share (--results-dir=DIR, --keep, --help, which calls the
-# caller's usage); dies on any other
+# bench/scaling.sh share (--results-dir=DIR, --pg=N, --keep, --help, which
+# calls the caller's usage); dies on any other
 common_option()
 {
 	case "$1" in
 		--results-dir=*) RESULTS_DIR=${1#*=} ;;
+		--pg=*) select_major "${1#*=}" ;;
 		--keep) KEEP=yes ;;
 		-h|--help) usage; exit 0 ;;
 		*) die "unknown argument: $1 (see --help)" ;;

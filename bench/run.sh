@@ -93,6 +93,8 @@ usage()
 	                    count (also rounds of probes and builds); default $PAIRS
 	  --shared-buffers SIZE  server shared_buffers; default $SHARED_BUFFERS
 	  --results-dir DIR where --suite saves its files; default bench/results
+	  --pg N            PostgreSQL major: 15 (Debian's, the default) or a build of
+	                    scripts/install-deps.sh --pg N --release
 	  --keep            keep the cluster running and its directory for inspection
 	  --help            show this help
 
@@ -108,7 +110,7 @@ parse_args()
 {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-			--scale|--clients|--time|--pairs|--suite|--shared-buffers|--results-dir)
+			--scale|--clients|--time|--pairs|--suite|--shared-buffers|--results-dir|--pg)
 				[ $# -ge 2 ] || die "$1 needs a value (see --help)"
 				set -- "$1=$2" "${@:3}"
 				continue
@@ -120,6 +122,7 @@ parse_args()
 			--suite=*) SUITE=${1#*=} ;;
 			--shared-buffers=*) SHARED_BUFFERS=${1#*=} ;;
 			--results-dir=*) RESULTS_DIR=${1#*=} ;;
+			--pg=*) select_major "${1#*=}" ;;
 			--callgrind) CALLGRIND=yes ;;
 			--keep) KEEP=yes ;;
 			-h|--help) usage; exit 0 ;;

@@ -64,6 +64,8 @@ usage()
 	  --scale N         pgbench scale factor; default $SCALE
 	  --shared-buffers SIZE  server shared_buffers; default $SHARED_BUFFERS
 	  --results-dir DIR where to save the results; default bench/results
+	  --pg N            PostgreSQL major: 15 (Debian's, the default) or a build of
+	                    scripts/install-deps.sh --pg N --release
 	  --keep            keep the cluster running and its directory
 	  --help            show this help
 
@@ -77,7 +79,7 @@ parse_args()
 {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-			--max-clients|--duration|--runs|--workloads|--switches|--scale|--shared-buffers|--results-dir)
+			--max-clients|--duration|--runs|--workloads|--switches|--scale|--shared-buffers|--results-dir|--pg)
 				[ $# -ge 2 ] || die "$1 needs a value (see --help)"
 				set -- "$1=$2" "${@:3}"
 				continue

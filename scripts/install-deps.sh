@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 #
-# scripts/install-deps.sh [--pg N]
+# scripts/install-deps.sh [--pg N [--release]]
 #	Install what building, testing and benchmarking fastbtree needs on
 #	Debian 12.
 #
@@ -10,14 +10,19 @@
 #
 # --pg N (another major, e.g. 18): Debian 12 packages only PostgreSQL 15, so
 # build major N from Debian's source package (a deb-src line for Debian's
-# "sid" is added under /etc/apt/sources.list.d/), with assertions and TAP
-# support, and install it under /opt/fastbtree-pg/N: the server, the
-# contrib modules the tests use (pageinspect, pg_buffercache, pg_prewarm),
-# the isolation tester and the TAP modules.  A finished build is reused:
-# delete /opt/fastbtree-pg/N to force a new one.  Takes about 5 minutes on
-# 2 cores; the build log is /opt/fastbtree-pg/N.build/build.log, and the
-# progress of each step is printed.  The pg_config of the result is
+# "sid" is added under /etc/apt/sources.list.d/), with assertions, TAP
+# support and ICU, and install it under /opt/fastbtree-pg/N: the server,
+# the contrib modules the tests use (amcheck, pageinspect, pg_buffercache,
+# pg_prewarm), the isolation tester and the TAP modules.  A finished build
+# made with the same options is reused: delete /opt/fastbtree-pg/N to force
+# a new one.  Takes 3 to 5 minutes on 2 cores; the build log is
+# /opt/fastbtree-pg/N.build/build.log, and the progress of each step is
+# printed.  The pg_config of the result is
 # /opt/fastbtree-pg/N/bin/pg_config.
+#
+# --release (with --pg N): the same build without assertions, under
+# /opt/fastbtree-pg/N-release, for bench/run.sh --pg N (benchmarks refuse
+# an assertion-enabled server).
 #
 # Run as root.  Idempotent: when everything is already installed it does
 # not touch apt at all, and it refreshes the package lists only when they
@@ -55,12 +60,22 @@ SOURCE_BUILD_PACKAGES=(
 	bison
 	flex
 	pkg-config
+	libicu-dev
 	libreadline-dev
 	zlib1g-dev
 	libssl-dev
 	xz-utils
 	bzip2
 )
+
+# configure's options for a source build (ICU: the tests use ICU and
+# nondeterministic collations, as Debian's PostgreSQL 15 has them).  With
+# the contrib list, kept in the finished build's marker file: a build made
+# with other options is rebuilt.
+CONFIGURE_FLAGS="--enable-cassert --enable-debug --enable-tap-tests --with-icu"
+# the contrib modules the tests use, installed with the server
+CONTRIB_MODULES="amcheck pageinspect pg_buffercache pg_prewarm"
+BUILD_ID="configure $CONFIGURE_FLAGS; contrib $CONTRIB_MODULES"
 
 die()
 {
@@ -73,9 +88,11 @@ log()
 	echo "install-deps: $*"
 }
 
+RELEASE=no
 while [ $# -gt 0 ]; do
 	case $1 in
 		--pg) [ $# -ge 2 ] || die "--pg needs a major version"; PG_MAJOR=$2; shift 2 ;;
+		--release) RELEASE=yes; shift ;;
 		--pg=*) PG_MAJOR=${1#*=}; shift ;;
 		-h|--help)
 			sed -n '3,/^$/p' "$0" | sed 's/^# \{0,1\}//'
@@ -86,6 +103,13 @@ done
 case $PG_MAJOR in
 	''|*[!0-9]*) die "--pg: '$PG_MAJOR' is not a major version number" ;;
 esac
+[ "$RELEASE" = no ] || [ "$PG_MAJOR" != 15 ] ||
+	die "--release is for source builds (--pg N, N other than 15): Debian's PostgreSQL 15 has no assertions already"
+if [ "$RELEASE" = yes ]; then
+	# benchmarks need a server without assertions (bench/run.sh --pg N)
+	CONFIGURE_FLAGS=${CONFIGURE_FLAGS/--enable-cassert /}
+	BUILD_ID="configure $CONFIGURE_FLAGS; contrib $CONTRIB_MODULES"
+fi
 
 [ "$(id -u)" -eq 0 ] || die "must be run as root"
 command -v apt-get >/dev/null 2>&1 || die "apt-get not found: this script targets Debian 12"
@@ -141,12 +165,15 @@ install_packages()
 build_major()
 {
 	local major=$1
-	local prefix="$PG_PREFIX_BASE/$major"
-	local build="$PG_PREFIX_BASE/$major.build"
+	local flavour=$major
+	[ "$RELEASE" = no ] || flavour=$major-release
+	local prefix="$PG_PREFIX_BASE/$flavour"
+	local build="$PG_PREFIX_BASE/$flavour.build"
 	local blog="$build/build.log"
 	local tarball srcdir started
 
-	if [ -x "$prefix/bin/pg_config" ] && [ -f "$prefix/.fastbtree-complete" ]; then
+	if [ -x "$prefix/bin/pg_config" ] && [ -f "$prefix/.fastbtree-complete" ] &&
+		[ "$(cat "$prefix/.fastbtree-complete")" = "$BUILD_ID" ]; then
 		log "PostgreSQL $major already built: $prefix ($("$prefix/bin/pg_config" --version)); delete $prefix to rebuild"
 		return 0
 	fi
@@ -184,16 +211,16 @@ build_major()
 	srcdir=$(find "$build" -maxdepth 1 -type d -name "postgresql-$major*" | head -1)
 	[ -n "$srcdir" ] && [ -x "$srcdir/configure" ] || die "no configure script in $tarball"
 
-	log "[3/5] configure (assertions, TAP tests) for $prefix"
-	(cd "$srcdir" && ./configure --prefix="$prefix" --enable-cassert \
-		--enable-debug --enable-tap-tests --without-icu) >>"$blog" 2>&1 ||
+	log "[3/5] configure $CONFIGURE_FLAGS, for $prefix"
+	# shellcheck disable=SC2086 # CONFIGURE_FLAGS is a list of words
+	(cd "$srcdir" && ./configure --prefix="$prefix" $CONFIGURE_FLAGS) >>"$blog" 2>&1 ||
 		{ tail -30 "$blog" >&2; die "configure failed (log: $blog)"; }
 	log "[4/5] make -j$(nproc) (several minutes)"
 	(cd "$srcdir" && make -s -j"$(nproc)") >>"$blog" 2>&1 ||
 		{ tail -30 "$blog" >&2; die "make failed (log: $blog)"; }
-	log "[5/5] make install: server, contrib (pageinspect, pg_buffercache, pg_prewarm), isolation tester, TAP modules"
+	log "[5/5] make install: server, contrib ($CONTRIB_MODULES), isolation tester, TAP modules"
 	(cd "$srcdir" && make -s install &&
-		for m in pageinspect pg_buffercache pg_prewarm; do
+		for m in $CONTRIB_MODULES; do
 			make -s -C "contrib/$m" install || exit 1
 		done &&
 		make -s -C src/test/isolation install) >>"$blog" 2>&1 ||
@@ -202,7 +229,7 @@ build_major()
 	# the TAP modules PGXS's prove_installcheck uses
 	[ -f "$("$prefix/bin/pg_config" --pkglibdir)/pgxs/src/test/perl/PostgreSQL/Test/Cluster.pm" ] ||
 		die "the TAP modules were not installed under $("$prefix/bin/pg_config" --pkglibdir)/pgxs"
-	touch "$prefix/.fastbtree-complete"
+	echo "$BUILD_ID" >"$prefix/.fastbtree-complete"
 	log "PostgreSQL $major built in $(( ($(date +%s) - started) / 60 )) min $(( ($(date +%s) - started) % 60 )) s: $("$prefix/bin/pg_config" --version), pg_config $prefix/bin/pg_config"
 }
 

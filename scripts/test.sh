@@ -36,6 +36,9 @@
 # lock-free descent switched off (fastbtree.recent_buffers, scan_pins,
 # optimistic_reads); a test that sets one of them itself wins.
 #
+# --save-results DIR copies pg_regress's outputs (results/*.out) to DIR, to
+# update an expected file after a deliberate change (review the diff).
+#
 # The last line of output is "N passed, N failed", counting pg_regress and
 # isolation tests and TAP test files; a suite that could not run counts all
 # its tests as failed.  Exit status is 0 only if everything passed.
@@ -55,6 +58,7 @@ ONLY_REGRESS=
 ONLY_ISOLATION=
 ONLY_TAP=
 SETTINGS=
+SAVE_RESULTS=
 WORK=
 CLUSTER_STARTED=no
 PASSED=0
@@ -165,7 +169,8 @@ run_pg_regress_suite()
 	(cd "$WORK/src" && as_user make installcheck PG_CONFIG="$PG_CONFIG" "$@") 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
 
-	ok=$(grep -cE '\.\.\. ok( |$)' "$out")
+	# "test NAME ... ok" until 15, "ok N - NAME" (TAP style) since 16
+	ok=$(grep -cE '\.\.\. ok( |$)|^ok +[0-9]+ ' "$out")
 	[ "$ok" -le "$ntests" ] || ok=$ntests
 	if [ "$rc" -ne 0 ] && [ "$ok" -eq "$ntests" ]; then
 		# make failed although every test reported ok: count it
@@ -229,6 +234,7 @@ parse_args()
 			--isolation) ONLY=yes; ONLY_ISOLATION=$2; shift 2 ;;
 			--tap) ONLY=yes; ONLY_TAP=$2; shift 2 ;;
 			--set) SETTINGS="$SETTINGS $2"; shift 2 ;;
+			--save-results) SAVE_RESULTS=$2; shift 2 ;;
 			--pg)
 				case $2 in
 					15) PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config ;;
@@ -237,7 +243,7 @@ parse_args()
 				esac
 				shift 2 ;;
 			-h|--help)
-				echo "usage: $0 [--regress \"NAME ...\"] [--isolation \"NAME ...\"] [--tap \"t/FILE.pl ...\"] [--set \"NAME=VALUE ...\"] [--pg N]"
+				echo "usage: $0 [--regress \"NAME ...\"] [--isolation \"NAME ...\"] [--tap \"t/FILE.pl ...\"] [--set \"NAME=VALUE ...\"] [--pg N] [--save-results DIR]"
 				exit 0 ;;
 			*) die "unknown option $1 (see --help)" ;;
 		esac
@@ -359,6 +365,10 @@ main()
 		run_pg_regress_suite regress "$nregress" "$WORK/src/regression.diffs" ISOLATION= TAP_TESTS= "${regress_vars[@]}"
 	else
 		log "no pg_regress tests (sql/*.sql)"
+	fi
+	if [ -n "$SAVE_RESULTS" ] && [ -d "$WORK/src/results" ]; then
+		mkdir -p "$SAVE_RESULTS" && cp "$WORK"/src/results/*.out "$SAVE_RESULTS"/ &&
+			log "pg_regress outputs copied to $SAVE_RESULTS"
 	fi
 	if [ "$nisolation" -gt 0 ]; then
 		run_pg_regress_suite isolation "$nisolation" "$WORK/src/output_iso/regression.diffs" REGRESS= TAP_TESTS= "${isolation_vars[@]}"

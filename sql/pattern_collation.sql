@@ -13,10 +13,10 @@ SET search_path = fbt_pattern_collation, public;
 \i sql/include/both_ams.sql
 
 -- case-insensitive (secondary strength) and nondeterministic
-CREATE COLLATION ci (provider = icu, locale = '@colStrength=secondary',
+CREATE COLLATION ci (provider = icu, locale = 'und-u-ks-level2',
 					 deterministic = false);
 -- the same comparison, but deterministic (ties broken bytewise)
-CREATE COLLATION ci_det (provider = icu, locale = '@colStrength=secondary');
+CREATE COLLATION ci_det (provider = icu, locale = 'und-u-ks-level2');
 
 CREATE TABLE t_btree (x text COLLATE ci, v varchar(10) COLLATE ci,
 					  c char(3) COLLATE ci, d text, k int);
@@ -61,7 +61,9 @@ FROM pg_class c JOIN pg_am a ON a.oid = c.relam
 WHERE c.relnamespace = 'fbt_pattern_collation'::regnamespace
 ORDER BY a.amname, c.relname;
 SELECT * FROM both_rows('SELECT x FROM t_@ WHERE x = ''abc'' ORDER BY k');
-SELECT * FROM both_rows('SELECT count(*) FROM t_@ WHERE x IN (''abc'', ''GHI'')');
+-- (which of t_@_x and t_@_xc serves is the planner's choice, and differs
+-- between majors: the rows must not)
+SELECT am, rows, same FROM both_rows('SELECT count(*) FROM t_@ WHERE x IN (''abc'', ''GHI'')');
 
 -- Partitioned tables: with a partition, both refuse.  Without one, btree
 -- refuses the partitioned index itself; fastbtree has nothing to build

@@ -133,7 +133,7 @@ SELECT a, id FROM t_fbt WHERE a > -5000000000::int8 AND a < 3::int2 ORDER BY a D
 SELECT q.qual, c.*
 FROM (VALUES ('a > 5 AND a > 7 AND a < 20'), ('a > 7 AND a > 5 AND a < 20'),
 			 ('a >= 7 AND a > 7::int8 AND a < 20'), ('a < 20 AND a < 15 AND a <= 15::int2 AND a > 0'),
-			 ('a = 1 AND a = 2'), ('a = 2 AND a = 2::int8'), ('a = 2 AND a >= 2 AND a <= 2'),
+			 ('a = 1 AND a = (SELECT 2)'), ('a = 2 AND a = 2::int8'), ('a = 2 AND a >= 2 AND a <= 2'),
 			 ('a = 2 AND a > 2'), ('a = 2 AND a < 2::int8'),
 			 ('a > 10 AND a < 5'), ('a >= 5 AND a <= 5'), ('a > 5 AND a < 5'),
 			 ('a < 10 AND a > 5000000000::int8'), ('a IS NULL AND a = 1'),
@@ -142,7 +142,7 @@ FROM (VALUES ('a > 5 AND a > 7 AND a < 20'), ('a > 7 AND a > 5 AND a < 20'),
 	cmp('SELECT a, id FROM t_AM WHERE ' || q.qual || ' ORDER BY a') c;
 SELECT q.qual, c.*
 FROM (VALUES ('a > 5 AND a > 7 AND a < 20'), ('a < 20 AND a < 15 AND a <= 15::int2 AND a > 0'),
-			 ('a = 1 AND a = 2'), ('a > 10 AND a < 5'),
+			 ('a = 1 AND a = (SELECT 2)'), ('a > 10 AND a < 5'),
 			 ('a IS NOT NULL AND a > 99990'), ('a BETWEEN 10 AND 20 AND a BETWEEN 15 AND 30')) q(qual),
 	cmp('SELECT a, id FROM t_AM WHERE ' || q.qual || ' ORDER BY a DESC') c;
 SELECT a, id FROM t_fbt WHERE a > 5 AND a > 7 AND a < 12 AND a <= 11::int8 ORDER BY a;
@@ -166,7 +166,7 @@ SELECT a, id FROM t_fbt ORDER BY a DESC NULLS FIRST LIMIT 3;
 
 CALL use_indexonlyscan();
 RESET enable_sort;
-EXPLAIN (COSTS OFF) SELECT min(a), max(a) FROM t_fbt;
+SELECT explain('SELECT min(a), max(a) FROM t_fbt');
 SELECT q.q, c.*
 FROM (VALUES ('SELECT min(a), max(a) FROM t_AM'),
 			 ('SELECT min(a) FROM t_AM WHERE a > 76245'),
@@ -390,10 +390,14 @@ CREATE TABLE spwalks (name text, steps text[]);
 INSERT INTO spwalks VALUES
 	('insert', '{next,"forward 300",next,"exec INSERT INTO sp_AM SELECT 10001 + 2 * i, -i FROM generate_series(0, 1999) i",next,prior,"backward 200",prior,next,"forward 700",next,"exec INSERT INTO sp_AM SELECT 10501, -1 FROM generate_series(1, 600)",next,prior,"backward 500",backwardall,next,forwardall,prior,"backward 1500",next}'),
 	('delete', '{next,"forward 500",next,"exec DELETE FROM sp_AM WHERE k BETWEEN 10000 AND 13000",prior,"backward 100",next,"forward 900",next,"exec UPDATE sp_AM SET k = 20000 - k WHERE k BETWEEN 9000 AND 14000",prior,next,backwardall,next,forwardall,prior}');
-SELECT w.name, o.ord, c.*
-FROM spwalks w, (VALUES ('ORDER BY k'), ('ORDER BY k DESC')) o(ord),
-	cursor_cmp('SELECT k, id FROM sp_AM WHERE k BETWEEN 10000 AND 14000 ' || o.ord, w.steps) c
-ORDER BY w.name DESC, o.ord;
+-- (the walks run one after the other, in this order, in one transaction,
+-- each seeing the rows the previous ones wrote: the order is fixed before
+-- the function runs, not left to the join's plan)
+SELECT x.name, x.ord, c.*
+FROM (SELECT w.name, w.steps, o.ord
+	  FROM spwalks w, (VALUES ('ORDER BY k'), ('ORDER BY k DESC')) o(ord)
+	  ORDER BY w.name DESC, o.ord OFFSET 0) x,
+	LATERAL cursor_cmp('SELECT k, id FROM sp_AM WHERE k BETWEEN 10000 AND 14000 ' || x.ord, x.steps) c;
 SELECT count(*) AS ctid_mismatches
 FROM sp_bt b FULL JOIN sp_fbt f ON b.ctid = f.ctid AND b.k = f.k AND b.id = f.id
 WHERE b.ctid IS NULL OR f.ctid IS NULL;
@@ -431,8 +435,8 @@ SET enable_indexonlyscan = on;
 EXPLAIN (COSTS OFF)
 SELECT o.k, o.o, i.v FROM mj_outer o JOIN mj_fbt i ON i.k = o.k;
 -- the inner scan returns far more rows than mj_fbt holds: restores happened
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
-SELECT o.k, o.o, i.v FROM mj_outer o JOIN mj_fbt i ON i.k = o.k;
+SELECT explain('SELECT o.k, o.o, i.v FROM mj_outer o JOIN mj_fbt i ON i.k = o.k',
+			   'ANALYZE, TIMING OFF, SUMMARY OFF');
 EXPLAIN (COSTS OFF)
 SELECT o.k, o.o, i.v FROM mj_outer o JOIN mj_fbt i ON i.k = o.k
 ORDER BY o.k DESC;
@@ -495,10 +499,8 @@ ANALYZE nl_outer;
 SET enable_hashjoin = off;
 SET enable_mergejoin = off;
 SET enable_memoize = off;
-EXPLAIN (COSTS OFF)
-SELECT o.k, t.a, t.id FROM mj_outer o JOIN t_fbt t ON t.a = o.k * 7;
-EXPLAIN (COSTS OFF)
-SELECT o.k, t.a, t.id FROM nl_outer o LEFT JOIN t_fbt t ON t.a = ANY(ARRAY[o.k, o.k + 1, NULL]);
+SELECT explain('SELECT o.k, t.a, t.id FROM mj_outer o JOIN t_fbt t ON t.a = o.k * 7');
+SELECT explain('SELECT o.k, t.a, t.id FROM nl_outer o LEFT JOIN t_fbt t ON t.a = ANY(ARRAY[o.k, o.k + 1, NULL])');
 SELECT q.q, c.*
 FROM (VALUES ('SELECT o.k, t.a, t.id FROM mj_outer o JOIN t_AM t ON t.a = o.k * 7'),
 			 ('SELECT o.k, t.a, t.id FROM mj_outer o JOIN t_AM t ON t.a > o.k * 1000 AND t.a <= o.k * 1000 + 4'),
@@ -590,6 +592,41 @@ SELECT g, k, id FROM cl_fbt ORDER BY ctid LIMIT 3;
 CLUSTER cl_fbt;
 SELECT (SELECT array_agg(g ORDER BY ctid) FROM cl_fbt) =
 	(SELECT array_agg(g ORDER BY g, id) FROM cl_fbt) AS heap_in_g_order;
+
+--
+-- "Index Searches" of EXPLAIN ANALYZE (PostgreSQL 18): one per descent,
+-- as btree counts them, for index, index-only and bitmap scans and the
+-- rescans of a nested loop; before 18 the line does not exist
+--
+RESET ALL;
+SET search_path = fbt_scans, public;
+CALL use_indexscan();
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SET enable_memoize = off;
+SET enable_material = off;
+SELECT v.q,
+	index_searches(replace(v.q, '_AM', '_bt')) IS NOT DISTINCT FROM
+		index_searches(replace(v.q, '_AM', '_fbt')) AS same_as_btree,
+	(index_searches(replace(v.q, '_AM', '_fbt')) IS NOT NULL) =
+		(current_setting('server_version_num')::int >= 180000) AS shown_as_expected,
+	coalesce(index_searches(replace(v.q, '_AM', '_fbt')), v.n) = v.n AS count_as_expected
+FROM (VALUES ('SELECT * FROM t_AM WHERE a = 42', 1),
+			 ('SELECT count(id) FROM t_AM WHERE a BETWEEN 100 AND 5000', 1),
+			 ('SELECT a, id FROM t_AM WHERE a > 99000 ORDER BY a DESC', 1),
+			 ('SELECT count(*) FROM t_AM WHERE a IS NULL', 1),
+			 ('SELECT count(t.id) FROM generate_series(1, 50) g JOIN t_AM t ON t.a = g * 3', 50)) v(q, n);
+CALL use_indexonlyscan();
+SELECT v.q,
+	index_searches(replace(v.q, '_AM', '_bt')) IS NOT DISTINCT FROM
+		index_searches(replace(v.q, '_AM', '_fbt')) AS same_as_btree
+FROM (VALUES ('SELECT count(a) FROM t_AM WHERE a < 1000'),
+			 ('SELECT a FROM t_AM ORDER BY a DESC LIMIT 3')) v(q);
+CALL use_bitmapscan();
+SELECT v.q,
+	index_searches(replace(v.q, '_AM', '_bt')) IS NOT DISTINCT FROM
+		index_searches(replace(v.q, '_AM', '_fbt')) AS same_as_btree
+FROM (VALUES ('SELECT count(id) FROM t_AM WHERE a < 1000 OR a > 99000')) v(q);
 
 RESET ALL;
 SET client_min_messages = warning;

@@ -158,13 +158,19 @@ ORDER BY q.n;
 SELECT q.n, q.qual, c.*
 FROM aquals q, cmp('SELECT a, b, c, id FROM m_AM WHERE ' || q.qual || ' ORDER BY a DESC, b DESC, c DESC') c
 ORDER BY q.n;
--- With ORDER BY, the planner keeps only the = ANY on the first column as
--- an index qual (the others would break the order); without, all of them
--- are index quals and the scan runs one primitive scan per combination
-EXPLAIN (COSTS OFF)
-SELECT a, b, c, id FROM m_fbt
-WHERE a = ANY('{3,1,7}') AND b = ANY('{k01,k29}') AND c < 3
-ORDER BY a DESC, b DESC, c DESC;
+-- With ORDER BY, PostgreSQL 15's planner keeps only the = ANY on the first
+-- column as an index qual (the others would break the order of one
+-- primitive scan per element); since 17 it keeps all of them, as nbtree
+-- returns index order for any.  The plan is btree's either way.  Without
+-- ORDER BY, all of them are index quals and the scan runs one primitive
+-- scan per combination.
+SELECT plan_conds(replace(v.q, '_AM', '_fbt'), '_fbt') =
+		plan_conds(replace(v.q, '_AM', '_bt'), '_bt') AS same_plan_as_btree,
+	(plan_conds(replace(v.q, '_AM', '_fbt'), '_fbt') ~ 'Index Cond: [^\n]*b = ANY') =
+		(current_setting('server_version_num')::int >= 170000) AS b_cond_as_expected
+FROM (VALUES ('SELECT a, b, c, id FROM m_AM
+WHERE a = ANY(''{3,1,7}'') AND b = ANY(''{k01,k29}'') AND c < 3
+ORDER BY a DESC, b DESC, c DESC')) v(q);
 EXPLAIN (COSTS OFF)
 SELECT a, b, c, id FROM m_fbt
 WHERE a = ANY('{3,1,7}') AND b = ANY('{k01,k29}') AND c < 3;
@@ -419,8 +425,8 @@ CREATE INDEX ki_bt_kd ON ki_bt USING btree (kd) INCLUDE (note) WITH (deduplicate
 CREATE INDEX ki_fbt_kd ON ki_fbt USING fastbtree (kd) INCLUDE (note);
 VACUUM ANALYZE ki_bt;
 VACUUM ANALYZE ki_fbt;
-CREATE TABLE kiquals (col text, qual text);
-INSERT INTO kiquals VALUES
+CREATE TABLE kiquals (n serial, col text, qual text);
+INSERT INTO kiquals (col, qual) VALUES
 	('k4', 'k4 = 2600'), ('k4', 'k4 < 40'), ('k4', 'k4 >= 29950'), ('k4', 'k4 BETWEEN 1000 AND 1090'),
 	('k4', 'k4 IS NULL'), ('k4', 'k4 = ANY(''{3,6,9,12,29999,-1}''::int8[])'), ('k4', 'k4 > 29990::int2'),
 	('k8', 'k8 = 7800000000000'), ('k8', 'k8 < 120000000000'), ('k8', 'k8 > 89800000000000'),
@@ -433,12 +439,14 @@ INSERT INTO kiquals VALUES
 CALL use_indexscan();
 SELECT q.qual, d.dir, c.*
 FROM kiquals q, (VALUES (''), (' DESC')) d(dir),
-	cmp('SELECT ' || q.col || ', note, id FROM ki_AM WHERE ' || q.qual || ' ORDER BY ' || q.col || d.dir) c;
+	cmp('SELECT ' || q.col || ', note, id FROM ki_AM WHERE ' || q.qual || ' ORDER BY ' || q.col || d.dir) c
+ORDER BY q.n, d.dir;
 CALL use_indexonlyscan();
 SELECT q.qual, d.dir, c.*
 FROM kiquals q, (VALUES (''), (' DESC')) d(dir),
 	cmp('SELECT ' || q.col || ', note FROM ki_AM WHERE ' || q.qual || ' ORDER BY ' || q.col || d.dir) c
-WHERE q.col IN ('k4', 'kf');
+WHERE q.col IN ('k4', 'kf')
+ORDER BY q.n, d.dir;
 SELECT k4, note FROM ki_fbt WHERE k4 BETWEEN 1000 AND 1012 ORDER BY k4 DESC;
 SELECT k8, note, id FROM ki_fbt WHERE k8 < 120000000000 ORDER BY k8;
 

@@ -40,7 +40,7 @@ END
 	local $?;
 	$node->stop('immediate', fail_ok => 1) if $node;
 }
-$node->init;
+init_without_checksums($node);
 $node->append_conf('postgresql.conf', "log_statement = none\n");
 $node->start;
 

@@ -11,7 +11,20 @@ use warnings;
 use Exporter 'import';
 use Fcntl qw(SEEK_SET);
 
-our @EXPORT = qw(read_bytes write_bytes);
+our @EXPORT = qw(read_bytes write_bytes init_without_checksums);
+
+# init_without_checksums(NODE, PARAMS...): NODE->init(PARAMS) with data
+# checksums off, so that damage written into a page is found by fastbtree,
+# not first by the checksum: initdb's default until 17, asked for since 18
+# (whose initdb enables checksums unless told not to)
+sub init_without_checksums
+{
+	my ($node, %params) = @_;
+
+	$params{extra} = [ @{ $params{extra} // [] }, '--no-data-checksums' ]
+	  if $node->pg_version >= 18;
+	$node->init(%params);
+}
 
 # read_bytes(PATH, OFFSET, LEN): LEN bytes of file PATH from byte OFFSET
 sub read_bytes

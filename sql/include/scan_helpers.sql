@@ -179,3 +179,41 @@ CREATE PROCEDURE use_bitmapscan() LANGUAGE sql AS $$
 $$;
 
 --
+
+-- explain(q, options): the lines of EXPLAIN (COSTS OFF[, options]) q in
+-- PostgreSQL 15's format whatever the server's major: BUFFERS off with
+-- ANALYZE (on by default since 18), no "Disabled: true" lines (18 marks a
+-- node an enable_* setting disfavours), no "Index Searches:" lines (18),
+-- whole row counts ("rows=5.00" since 18), and InitPlans without their
+-- "(returns $0)" (gone since 17)
+CREATE FUNCTION explain(q text, options text DEFAULT '') RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE
+	l text;
+BEGIN
+	FOR l IN EXECUTE 'EXPLAIN (COSTS OFF' ||
+		CASE WHEN options ~* 'analyze' THEN ', BUFFERS OFF' ELSE '' END ||
+		CASE WHEN options <> '' THEN ', ' || options ELSE '' END || ') ' || q
+	LOOP
+		CONTINUE WHEN l ~ '^\s*(Disabled: true|Index Searches: \d+)$';
+		l := regexp_replace(l, ' \(returns \$\d+(,\$\d+)*\)', '');
+		l := regexp_replace(l, 'rows=(\d+)\.00 ', 'rows=\1 ', 'g');
+		RETURN NEXT l;
+	END LOOP;
+END
+$$;
+
+-- index_searches(q): the sum of the "Index Searches" counts of q's plan
+-- under EXPLAIN ANALYZE (PostgreSQL 18 shows them: the descents of each
+-- index scan node, across its loops); NULL when the server shows none
+CREATE FUNCTION index_searches(q text) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+	p jsonb;
+BEGIN
+	EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) ' || q
+		INTO p;
+	RETURN (SELECT sum(v::text::bigint)
+			FROM jsonb_path_query(p, 'strict $.**."Index Searches"') v);
+END
+$$;
