@@ -402,7 +402,6 @@ setup_cluster()
 		[[ "$libpath" == "$WORK/inst"* ]] || die "dynamic_library_path is '$libpath', expected $WORK/inst..."
 	fi
 }
-}
 
 stop_cluster()
 {
