@@ -40,7 +40,8 @@
 # update an expected file after a deliberate change (review the diff).
 #
 # The last line of output is "N passed, N failed", counting pg_regress and
-# isolation tests and TAP test files; a suite that could not run counts all
+# isolation tests, TAP test files and (in a full run) one check that every
+# shell script parses; a suite that could not run counts all
 # its tests as failed.  Exit status is 0 only if everything passed.
 
 set -uo pipefail
@@ -189,6 +190,24 @@ run_pg_regress_suite()
 			tail -n 200 "$WORK/server.log"
 			echo "===== end of server log ====="
 		fi
+	fi
+}
+
+# check_shell_syntax: every shell script of the tree parses (bash -n): the
+# benchmark scripts are not run by the suite, so a syntax error there would
+# otherwise go unnoticed.  Counts as one test.
+check_shell_syntax()
+{
+	local f bad=0
+
+	log "checking the syntax of the shell scripts"
+	for f in "$SRC_DIR"/scripts/*.sh "$SRC_DIR"/bench/*.sh "$SRC_DIR"/.ci/run; do
+		bash -n "$f" || { log "syntax error in ${f#"$SRC_DIR"/}"; bad=1; }
+	done
+	if [ "$bad" -eq 0 ]; then
+		PASSED=$((PASSED + 1))
+	else
+		FAILED=$((FAILED + 1))
 	fi
 }
 
@@ -380,6 +399,7 @@ main()
 	else
 		log "no TAP tests (t/*.pl)"
 	fi
+	[ "$ONLY" = yes ] || check_shell_syntax
 
 	finish
 }
