@@ -263,6 +263,8 @@ parse_args()
 				shift 2 ;;
 			-h|--help)
 				echo "usage: $0 [--regress \"NAME ...\"] [--isolation \"NAME ...\"] [--tap \"t/FILE.pl ...\"] [--set \"NAME=VALUE ...\"] [--pg N] [--save-results DIR]"
+				echo
+				sed -n '3,/^set -uo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'
 				exit 0 ;;
 			*) die "unknown option $1 (see --help)" ;;
 		esac
@@ -287,7 +289,14 @@ main()
 	parse_args "$@"
 
 	[ "$(id -u)" -eq 0 ] || die "must be run as root (it creates the user $TEST_USER and installs the extension)"
-	[ -x "$PG_CONFIG" ] || die "$PG_CONFIG not found; run scripts/install-deps.sh first"
+	if [ ! -x "$PG_CONFIG" ]; then
+		case $PG_CONFIG in
+			/opt/fastbtree-pg/*)
+				major=${PG_CONFIG#/opt/fastbtree-pg/}
+				die "$PG_CONFIG not found; run: bash scripts/install-deps.sh --pg ${major%%/*}" ;;
+			*) die "$PG_CONFIG not found; run: bash scripts/install-deps.sh" ;;
+		esac
+	fi
 	command -v runuser >/dev/null 2>&1 || die "runuser not found (package util-linux)"
 	PG_BINDIR=$("$PG_CONFIG" --bindir)
 
