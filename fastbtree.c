@@ -278,7 +278,9 @@ fbtcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	 * quals bound, and tests the others on each tuple (as 15's btree and its
 	 * cost model did).  Price that range instead, keeping the selectivity
 	 * of all the quals (what the heap is read for), and add the per-tuple
-	 * cost of the quals tested on the way.
+	 * cost of the quals tested on the way (one operator each, over the
+	 * table's tuples the bound quals select: boundsel is relative to the
+	 * whole table and includes a partial index's predicate already).
 	 */
 	if (!FBT_COST_MODEL_ASSUMES_SKIP_SCAN)
 		return;
@@ -296,7 +298,7 @@ fbtcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 					   &boundsel, &corr, &pages);
 		*indexStartupCost = startup;
 		*indexTotalCost = total + nfilter * cpu_operator_cost *
-			clamp_row_est(boundsel * index.tuples);
+			clamp_row_est(boundsel * index.rel->tuples);
 		*indexPages = pages;
 	}
 	list_free(bound);

@@ -604,6 +604,11 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 					int			nelem = _fbt_expand_array(scan, key,
 														  &ak->elem_values);
 
+					/*
+					 * No element can match.  The key keeps the array as
+					 * its argument: it is never evaluated, since qual_ok =
+					 * false ends every scan before a tuple is read.
+					 */
 					if (nelem == 0)
 						so->qual_ok = false;
 					else if (key->sk_strategy != BTEqualStrategyNumber)
