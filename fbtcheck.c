@@ -730,7 +730,8 @@ PG_FUNCTION_INFO_V1(fastbtree_check);
  *
  * Locks: AccessShareLock on the table, then the index; a share lock on one
  * page at a time.  Errors: 42809 for a relation that is not a fastbtree
- * index, XX002 (index_corrupted) for any violation.
+ * index or is a partitioned one (it has no storage), XX002
+ * (index_corrupted) for any violation.
  */
 Datum
 fastbtree_check(PG_FUNCTION_ARGS)
@@ -754,6 +755,12 @@ fastbtree_check(PG_FUNCTION_ARGS)
 	memset(&state, 0, sizeof(state));
 	state.heaprel = table_open(heapid, AccessShareLock);
 	state.rel = index_open(indrelid, AccessShareLock);
+	if (state.rel->rd_rel->relkind == RELKIND_PARTITIONED_INDEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("cannot check partitioned index \"%s\"",
+						RelationGetRelationName(state.rel)),
+				 errdetail("A partitioned index has no pages of its own; check the index of each partition.")));
 	if (state.rel->rd_rel->relam != get_index_am_oid("fastbtree", false))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),

@@ -23,7 +23,8 @@
  * _fbt_open_index() -- open relid as a fastbtree index with
  * AccessShareLock (held until the transaction ends, or released by the
  * caller's relation_close()), for the SQL-callable inspection and test
- * functions.  Raises 42809 wrong_object_type if it is something else, and
+ * functions.  Raises 42809 wrong_object_type if it is something else (a
+ * partitioned index included: it has no pages), and
  * 0A000 for another session's temporary index (its pages live in that
  * backend's local buffers).
  */
@@ -32,6 +33,12 @@ _fbt_open_index(Oid relid)
 {
 	Relation	rel = relation_open(relid, AccessShareLock);
 
+	if (rel->rd_rel->relkind == RELKIND_PARTITIONED_INDEX)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is a partitioned index",
+						RelationGetRelationName(rel)),
+				 errdetail("A partitioned index has no pages of its own; inspect the index of each partition.")));
 	if (rel->rd_rel->relkind != RELKIND_INDEX ||
 		rel->rd_rel->relam != get_index_am_oid("fastbtree", false))
 		ereport(ERROR,

@@ -1,13 +1,14 @@
 --
 -- unique_core: where core itself decides, by access method, what a unique
 -- index may serve: foreign keys, INSERT ... ON CONFLICT arbiters, ADD
--- CONSTRAINT ... USING INDEX, REPLICA IDENTITY.
+-- CONSTRAINT ... USING INDEX, REPLICA IDENTITY, unique indexes on
+-- partitioned tables, REFRESH MATERIALIZED VIEW CONCURRENTLY.
 --
--- PostgreSQL 15 hard-wires btree for the first three: fastbtree gets core's
--- own errors, pinned in expected/unique_core.out ("same" is false there by
--- design).  PostgreSQL 18 finds a unique index's equality operator through
+-- PostgreSQL 15 hard-wires btree for all but REPLICA IDENTITY: fastbtree
+-- gets core's own errors, pinned in expected/unique_core.out ("same" is
+-- false there by design).  PostgreSQL 18 finds a unique index's equality operator through
 -- the access method's strategy translation (fastbtree supplies btree's), so
--- foreign keys and ON CONFLICT work with a fastbtree index as with btree:
+-- all of them but USING INDEX work with a fastbtree index as with btree:
 -- expected/unique_core_1.out, where every "same" is true except USING
 -- INDEX, which 18 still limits to btree.  The first query says which file
 -- applies.
@@ -78,6 +79,32 @@ SELECT * FROM oc ORDER BY k;
 -- ADD CONSTRAINT ... USING INDEX
 SELECT * FROM both_ams('ALTER TABLE u_@ ADD CONSTRAINT u_@_uk UNIQUE USING INDEX u_@_k');
 SELECT * FROM both_ams('ALTER TABLE i_@ ADD CONSTRAINT i_@_pk PRIMARY KEY USING INDEX i_@_k');
+
+--
+-- A unique index on a partitioned table (15: core cannot match the
+-- partition key to a non-btree index; 18: built on every partition,
+-- later ones included, and enforced as btree's)
+--
+SELECT * FROM both_ams('CREATE TABLE pt_@ (k int, v int) PARTITION BY RANGE (k); CREATE TABLE pt_@_1 PARTITION OF pt_@ FOR VALUES FROM (0) TO (100); CREATE TABLE pt_@_2 PARTITION OF pt_@ FOR VALUES FROM (100) TO (200)');
+SELECT * FROM both_ams('CREATE UNIQUE INDEX pt_@_k ON pt_@ USING @ (k)');
+SELECT * FROM both_ams('INSERT INTO pt_@ SELECT g, g FROM generate_series(0, 199) g');
+SELECT * FROM both_ams('INSERT INTO pt_@ VALUES (150, 0)');
+SELECT * FROM both_ams('CREATE TABLE pt_@_3 PARTITION OF pt_@ FOR VALUES FROM (200) TO (300)');
+SELECT * FROM both_ams('INSERT INTO pt_@ VALUES (250, 1), (250, 2)');
+SELECT c.relname, a.amname, i.indisunique
+FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+	JOIN pg_am a ON a.oid = c.relam
+WHERE c.relname LIKE 'pt\_fastbtree\_%' ORDER BY 1;
+
+--
+-- REFRESH MATERIALIZED VIEW CONCURRENTLY needs a unique index on the view
+-- (15: only a btree one will do; 18: a fastbtree one serves)
+--
+SELECT * FROM both_ams('CREATE MATERIALIZED VIEW mv_@ AS SELECT k, j FROM i_@');
+SELECT * FROM both_ams('CREATE UNIQUE INDEX mv_@_k ON mv_@ USING @ (k)');
+SELECT * FROM both_ams('UPDATE i_@ SET j = j + 1 WHERE k <= 10; DELETE FROM i_@ WHERE k = 20; INSERT INTO i_@ VALUES (600, 6, ''new'')');
+SELECT * FROM both_ams('REFRESH MATERIALIZED VIEW CONCURRENTLY mv_@');
+SELECT * FROM both_rows('SELECT count(*), sum(k), sum(j) FROM mv_@');
 
 -- a non-unique fastbtree index is maintained by ON CONFLICT as usual
 CREATE TABLE ocn_btree (k int, j int);
