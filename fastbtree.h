@@ -800,6 +800,7 @@ extern void fbtmarkpos(IndexScanDesc scan);
 extern void fbtrestrpos(IndexScanDesc scan);
 
 /* fbtinspect.c */
+extern void _fbt_check_index_relation(Relation rel);
 extern Relation _fbt_open_index(Oid relid);
 
 /* fbtsort.c */

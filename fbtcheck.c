@@ -755,21 +755,7 @@ fastbtree_check(PG_FUNCTION_ARGS)
 	memset(&state, 0, sizeof(state));
 	state.heaprel = table_open(heapid, AccessShareLock);
 	state.rel = index_open(indrelid, AccessShareLock);
-	if (state.rel->rd_rel->relkind == RELKIND_PARTITIONED_INDEX)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("cannot check partitioned index \"%s\"",
-						RelationGetRelationName(state.rel)),
-				 errdetail("A partitioned index has no pages of its own; check the index of each partition.")));
-	if (state.rel->rd_rel->relam != get_index_am_oid("fastbtree", false))
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a fastbtree index",
-						RelationGetRelationName(state.rel))));
-	if (RELATION_IS_OTHER_TEMP(state.rel))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot access temporary indexes of other sessions")));
+	_fbt_check_index_relation(state.rel);
 	if (!state.rel->rd_index->indisvalid)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

@@ -20,25 +20,22 @@
 #include "fastbtree.h"
 
 /*
- * _fbt_open_index() -- open relid as a fastbtree index with
- * AccessShareLock (held until the transaction ends, or released by the
- * caller's relation_close()), for the SQL-callable inspection and test
- * functions.  Raises 42809 wrong_object_type if it is something else (a
- * partitioned index included: it has no pages), and
- * 0A000 for another session's temporary index (its pages live in that
- * backend's local buffers).
+ * _fbt_check_index_relation() -- raise an error unless rel (open, locked)
+ * is a fastbtree index whose pages this backend can read: 42809
+ * wrong_object_type for a partitioned index (it has no pages of its own)
+ * or anything that is not a fastbtree index, 0A000 for another session's
+ * temporary index (its pages live in that backend's local buffers).  For
+ * fastbtree_check and the inspection functions.
  */
-Relation
-_fbt_open_index(Oid relid)
+void
+_fbt_check_index_relation(Relation rel)
 {
-	Relation	rel = relation_open(relid, AccessShareLock);
-
 	if (rel->rd_rel->relkind == RELKIND_PARTITIONED_INDEX)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is a partitioned index",
 						RelationGetRelationName(rel)),
-				 errdetail("A partitioned index has no pages of its own; inspect the index of each partition.")));
+				 errdetail("A partitioned index has no pages of its own; use the index of each partition.")));
 	if (rel->rd_rel->relkind != RELKIND_INDEX ||
 		rel->rd_rel->relam != get_index_am_oid("fastbtree", false))
 		ereport(ERROR,
@@ -49,6 +46,20 @@ _fbt_open_index(Oid relid)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot access temporary indexes of other sessions")));
+}
+
+/*
+ * _fbt_open_index() -- open relid as a fastbtree index with
+ * AccessShareLock (held until the transaction ends, or released by the
+ * caller's relation_close()), for the SQL-callable inspection and test
+ * functions.  Errors: those of _fbt_check_index_relation().
+ */
+Relation
+_fbt_open_index(Oid relid)
+{
+	Relation	rel = relation_open(relid, AccessShareLock);
+
+	_fbt_check_index_relation(rel);
 	return rel;
 }
 

@@ -904,6 +904,7 @@ _fbt_checkkeys(IndexScanDesc scan, IndexTuple tuple, int tupnatts,
 		ScanKey		key = &so->keyData[i];
 		Datum		datum;
 		bool		isNull;
+		bool		ok;
 
 		if (key->sk_attno > tupnatts)
 			continue;
@@ -911,9 +912,7 @@ _fbt_checkkeys(IndexScanDesc scan, IndexTuple tuple, int tupnatts,
 
 		if (key->sk_flags & (SK_SEARCHNULL | SK_SEARCHNOTNULL))
 		{
-			bool		ok = (key->sk_flags & SK_SEARCHNULL) ? isNull : !isNull;
-
-			if (ok)
+			if ((key->sk_flags & SK_SEARCHNULL) ? isNull : !isNull)
 				continue;
 			if (key->sk_flags & reqflag)
 				*continuescan = false;
@@ -932,19 +931,17 @@ _fbt_checkkeys(IndexScanDesc scan, IndexTuple tuple, int tupnatts,
 			return false;
 		}
 
-		if (key->sk_flags & FBT_SK_ARRAY_FILTER)
-		{
-			if (!_fbt_array_member(so, i, datum))
-				return false;	/* never required: the scan goes on */
-			continue;
-		}
-
-		if (so->keyCmpKind[i] != FBT_CMP_FMGR ?
-			!_fbt_machine_test((FbtCmpKind) so->keyCmpKind[i],
-							   key->sk_strategy, so->keyIarg[i],
-							   so->keyFarg[i], datum) :
-			!DatumGetBool(FunctionCall2Coll(&key->sk_func, key->sk_collation,
-											datum, key->sk_argument)))
+		if (so->keyCmpKind[i] != FBT_CMP_FMGR)
+			ok = _fbt_machine_test((FbtCmpKind) so->keyCmpKind[i],
+								   key->sk_strategy, so->keyIarg[i],
+								   so->keyFarg[i], datum);
+		else if (key->sk_flags & FBT_SK_ARRAY_FILTER)
+			ok = _fbt_array_member(so, i, datum);	/* never required */
+		else
+			ok = DatumGetBool(FunctionCall2Coll(&key->sk_func,
+												key->sk_collation,
+												datum, key->sk_argument));
+		if (!ok)
 		{
 			if (key->sk_flags & reqflag)
 				*continuescan = false;
