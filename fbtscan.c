@@ -554,6 +554,53 @@ _fbt_start_at(IndexScanDesc scan, ScanDirection dir, Buffer buf,
 }
 
 /*
+ * The insertion scankey's column keysCount holds the first member of a row
+ * comparison, members[0], which bounds the scan's start with strategy
+ * *strat (index order).  Classify it, then append the later members that
+ * continue the row on the next columns in the same direction and are not
+ * NULL: a row "(a, b) > (1, 2)" starts where (a, b) > (1, 2), not at the
+ * first a = 1.  If a member is left out, the prefix used includes its
+ * equal tuples, so a strict bound becomes a non-strict one.  Returns the
+ * new column count (nbtree's _bt_first does the same with row members).
+ */
+static int
+_fbt_first_rowcompare(Relation rel, FbtScanInsert inskey, int keysCount,
+					  ScanKey members, StrategyNumber *strat)
+{
+	ScanKey		m = members;
+	bool		used_all = (m->sk_flags & SK_ROW_END) != 0;
+
+	_fbt_prepare_compare_col(rel, inskey, keysCount++);
+	while (!(m->sk_flags & SK_ROW_END))
+	{
+		m++;
+		if (m->sk_attno != keysCount + 1 ||
+			m->sk_strategy != *strat ||
+			(m->sk_flags & SK_ISNULL))
+			break;
+		ScanKeyEntryInitializeWithInfo(&inskey->scankeys[keysCount],
+									   rel->rd_indoption[m->sk_attno - 1] << 24,
+									   m->sk_attno,
+									   InvalidStrategy,
+									   m->sk_subtype,
+									   m->sk_collation,
+									   &m->sk_func,
+									   m->sk_argument);
+		_fbt_prepare_compare_col(rel, inskey, keysCount++);
+		if (m->sk_flags & SK_ROW_END)
+			used_all = true;
+	}
+	if (!used_all)
+	{
+		if (*strat == BTLessStrategyNumber)
+			*strat = BTLessEqualStrategyNumber;
+		else if (*strat == BTGreaterStrategyNumber)
+			*strat = BTGreaterEqualStrategyNumber;
+	}
+	return keysCount;
+}
+
+/*
  * _fbt_first() -- position a (primitive) scan on its first match.
  *
  * Builds an insertion scankey from the keys that bound the scan's start:
@@ -607,16 +654,27 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 
 		{
 			ScanKey		key = &so->keyData[chosen];
+			bool		isrow = (key->sk_flags & SK_ROW_HEADER) != 0;
+			ScanKey		src = isrow ?
+				(ScanKey) DatumGetPointer(key->sk_argument) : key;
 
+			/* a row comparison positions by its first member (not NULL) */
 			ScanKeyEntryInitializeWithInfo(&inskey.scankeys[keysCount],
-										   (key->sk_flags & SK_ISNULL) |
+										   (src->sk_flags & SK_ISNULL) |
 										   (rel->rd_indoption[col] << 24),
-										   key->sk_attno,
+										   src->sk_attno,
 										   InvalidStrategy,
-										   key->sk_subtype,
-										   key->sk_collation,
+										   src->sk_subtype,
+										   src->sk_collation,
 										   &so->keyOrderProc[chosen],
-										   key->sk_argument);
+										   src->sk_argument);
+			if (isrow)
+			{
+				strat_total = so->keyStrategy[chosen];
+				keysCount = _fbt_first_rowcompare(rel, &inskey, keysCount,
+												  src, &strat_total);
+				break;
+			}
 			/* a machine comparison was classified with the search key */
 			if (so->keyCmpKind[chosen] != FBT_CMP_FMGR)
 			{

@@ -278,6 +278,10 @@ _fbt_pivot_minus_infinity(IndexTuple itup)
  *	  tuples in index order, as 17's nbtree does and 17's planner assumes
  *	  of any = ANY scan of an amsearcharray index
  *	  (FBT_ARRAY_FILTERS_IN_ONE_PASS, fbtcompat.h).
+ *	- copies the members of a row comparison (SK_ROW_HEADER, from
+ *	  "(a, b) > (1, 2)") with their strategies in index order; the
+ *	  header stands for its first member in positioning and in the
+ *	  required flags, and _fbt_check_rowcompare() tests the whole row.
  * Redundant keys are kept: every key is checked on every tuple, and any
  * one of several bounds is a correct place to start.
  * ----------------------------------------------------------------
@@ -482,6 +486,55 @@ _fbt_expand_array(IndexScanDesc scan, ScanKey key, Datum **elems)
 }
 
 /*
+ * Copy the members of row comparison key (a header, SK_ROW_HEADER, whose
+ * argument points to its members, the last one flagged SK_ROW_END) into
+ * the current memory context, with the index column's DESC and NULLS FIRST
+ * flags and their strategies in index order (a DESC column swaps < and >),
+ * and point key at the copy.  The executor's members are left untouched:
+ * it updates their arguments in place between rescans.  Returns the first
+ * member.  Errors: a member on no key column of the index, or not an
+ * inequality (the planner builds neither).
+ */
+static ScanKey
+_fbt_prepare_rowcompare(Relation rel, ScanKey key)
+{
+	ScanKey		members = (ScanKey) DatumGetPointer(key->sk_argument);
+	ScanKey		copy;
+	int			n = 1;
+	int			m;
+
+	while (!(members[n - 1].sk_flags & SK_ROW_END))
+		n++;
+	copy = palloc(sizeof(ScanKeyData) * n);
+	for (m = 0; m < n; m++)
+	{
+		ScanKey		mk = &copy[m];
+		int16		indoption;
+
+		memcpy(mk, &members[m], sizeof(ScanKeyData));
+		fmgr_info_copy(&mk->sk_func, &members[m].sk_func,
+					   CurrentMemoryContext);
+		if (!(mk->sk_flags & SK_ROW_MEMBER) || mk->sk_attno < 1 ||
+			mk->sk_attno > IndexRelationGetNumberOfKeyAttributes(rel) ||
+			(m == 0 && mk->sk_attno != key->sk_attno))
+			elog(ERROR, "invalid row comparison member %d on attribute %d of index \"%s\"",
+				 m + 1, mk->sk_attno, RelationGetRelationName(rel));
+		if (mk->sk_strategy != BTLessStrategyNumber &&
+			mk->sk_strategy != BTLessEqualStrategyNumber &&
+			mk->sk_strategy != BTGreaterEqualStrategyNumber &&
+			mk->sk_strategy != BTGreaterStrategyNumber)
+			elog(ERROR, "row comparison member with strategy %d in index \"%s\"",
+				 (int) mk->sk_strategy, RelationGetRelationName(rel));
+		indoption = rel->rd_indoption[mk->sk_attno - 1];
+		mk->sk_flags |= indoption << 24;
+		if (indoption & INDOPTION_DESC)
+			mk->sk_strategy = FbtCommuteStrategyNumber(mk->sk_strategy);
+	}
+	key->sk_argument = PointerGetDatum(copy);
+	return copy;
+}
+
+/*
  * _fbt_preprocess_keys() -- prepare scan->keyData for positioning and
  * checking; see the block comment above.
  *
@@ -518,7 +571,7 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 			ScanKey		new = &scan->keyData[i];
 
 			if ((old->sk_flags & ~ourbits) != new->sk_flags ||
-				(new->sk_flags & SK_SEARCHARRAY) ||
+				(new->sk_flags & (SK_SEARCHARRAY | SK_ROW_HEADER)) ||
 				old->sk_attno != new->sk_attno ||
 				old->sk_strategy != new->sk_strategy ||
 				old->sk_subtype != new->sk_subtype ||
@@ -545,9 +598,12 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 	if (so->sortContext != NULL)
 		MemoryContextReset(so->sortContext);
 
-	/* array elements live in a context of their own, made on first use */
+	/*
+	 * Array elements and copies of row comparison members live in a context
+	 * of their own, made on first use.
+	 */
 	for (i = 0; i < nkeys; i++)
-		if (scan->keyData[i].sk_flags & SK_SEARCHARRAY)
+		if (scan->keyData[i].sk_flags & (SK_SEARCHARRAY | SK_ROW_HEADER))
 			break;
 	if (i < nkeys && so->arrayContext == NULL)
 		so->arrayContext = AllocSetContextCreate(GetMemoryChunkContext(so),
@@ -572,13 +628,29 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 		StrategyNumber strat;
 
 		memcpy(key, &scan->keyData[i], sizeof(ScanKeyData));
-		if (key->sk_flags & SK_ROW_HEADER)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("row comparison scan keys are not supported by access method \"fastbtree\"")));
+		if (key->sk_attno < 1 ||
+			key->sk_attno > IndexRelationGetNumberOfKeyAttributes(rel))
+			elog(ERROR, "scan key on attribute %d of index \"%s\", which has %d key attributes",
+				 key->sk_attno, RelationGetRelationName(rel),
+				 IndexRelationGetNumberOfKeyAttributes(rel));
 		col = key->sk_attno - 1;
 		indoption = rel->rd_indoption[col];
 		key->sk_flags |= indoption << 24;
+
+		if (key->sk_flags & SK_ROW_HEADER)
+		{
+			ScanKey		first = _fbt_prepare_rowcompare(rel, key);
+
+			/* the first member positions the scan and may end it */
+			if (first->sk_flags & SK_ISNULL)
+				so->qual_ok = false;
+			so->keyStrategy[i] = first->sk_strategy;
+			fmgr_info_copy(&so->keyOrderProc[i], &first->sk_func,
+						   GetMemoryChunkContext(so));
+			so->keyCmpKind[i] = FBT_CMP_FMGR;
+			so->keyHasSortSupport[i] = false;
+			continue;
+		}
 
 		if (key->sk_flags & SK_SEARCHNULL)
 			strat = BTEqualStrategyNumber;
@@ -691,6 +763,16 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 				key->sk_flags |= FBT_SK_REQBKWD;
 				break;
 		}
+
+		/*
+		 * A row comparison's first member is required with it; the later
+		 * members never are (a failure they decide says nothing about the
+		 * tuples beyond, unless the earlier members were equal: nbtree
+		 * 15's rule).
+		 */
+		if (key->sk_flags & SK_ROW_HEADER)
+			((ScanKey) DatumGetPointer(key->sk_argument))->sk_flags |=
+				key->sk_flags & (FBT_SK_REQFWD | FBT_SK_REQBKWD);
 	}
 
 	/*
@@ -876,6 +958,97 @@ _fbt_array_member(FbtScanOpaque so, int i, Datum datum)
 }
 
 /*
+ * _fbt_check_rowcompare() -- does tuple (tupnatts attributes present)
+ * satisfy row comparison key header?  The members are compared in order
+ * with their three-way procs until one differs; that member's strategy
+ * decides, as SQL's row comparison does, and a NULL met before then (in
+ * the tuple or the argument) makes the comparison NULL, not true.  An
+ * attribute truncated from a high key compares equal (it stands for any
+ * value).  Sets *continuescan = false when no later tuple in direction
+ * dir can pass: the deciding member is required in that direction, or
+ * the tuple is NULL where NULLs sort at the end of the scan under a
+ * required member, or the argument is NULL right after a required member
+ * that compared equal.  (nbtree 15's _bt_check_rowcompare defines these
+ * rules.)
+ */
+static bool
+_fbt_check_rowcompare(ScanKey header, IndexTuple tuple, int tupnatts,
+					  TupleDesc tupdesc, ScanDirection dir,
+					  bool *continuescan)
+{
+	ScanKey		first = (ScanKey) DatumGetPointer(header->sk_argument);
+	ScanKey		m = first;
+	int			reqflag = ScanDirectionIsBackward(dir) ?
+		FBT_SK_REQBKWD : FBT_SK_REQFWD;
+	int32		cmp = 0;
+	bool		result;
+
+	for (;;)
+	{
+		if (m->sk_attno <= tupnatts)
+		{
+			bool		isNull;
+			Datum		datum = index_getattr(tuple, m->sk_attno, tupdesc,
+											  &isNull);
+
+			if (isNull)
+			{
+				bool		nullsfirst = (m->sk_flags & FBT_SK_NULLS_FIRST) != 0;
+
+				if ((m->sk_flags & (FBT_SK_REQFWD | FBT_SK_REQBKWD)) &&
+					(nullsfirst ? ScanDirectionIsBackward(dir) :
+					 ScanDirectionIsForward(dir)))
+					*continuescan = false;
+				return false;
+			}
+			if (m->sk_flags & SK_ISNULL)
+			{
+				ScanKey		prev = (m == first) ? m : m - 1;
+
+				if (prev->sk_flags & reqflag)
+					*continuescan = false;
+				return false;
+			}
+			cmp = DatumGetInt32(FunctionCall2Coll(&m->sk_func,
+												  m->sk_collation,
+												  datum, m->sk_argument));
+			if (m->sk_flags & FBT_SK_DESC)
+				INVERT_COMPARE_RESULT(cmp);
+			if (cmp != 0)
+				break;
+		}
+		else
+			cmp = 0;
+		if (m->sk_flags & SK_ROW_END)
+			break;
+		m++;
+	}
+
+	switch (m->sk_strategy)
+	{
+		case BTLessStrategyNumber:
+			result = cmp < 0;
+			break;
+		case BTLessEqualStrategyNumber:
+			result = cmp <= 0;
+			break;
+		case BTGreaterEqualStrategyNumber:
+			result = cmp >= 0;
+			break;
+		case BTGreaterStrategyNumber:
+			result = cmp > 0;
+			break;
+		default:
+			elog(ERROR, "row comparison member with strategy %d",
+				 (int) m->sk_strategy);
+			result = false;		/* keep compiler quiet */
+	}
+	if (!result && (m->sk_flags & reqflag))
+		*continuescan = false;
+	return result;
+}
+
+/*
  * _fbt_checkkeys() -- does a leaf tuple satisfy all search keys?
  *
  * tuple: a leaf data item of the page being read (locked by the caller),
@@ -906,6 +1079,13 @@ _fbt_checkkeys(IndexScanDesc scan, IndexTuple tuple, int tupnatts,
 		bool		isNull;
 		bool		ok;
 
+		if (key->sk_flags & SK_ROW_HEADER)
+		{
+			if (!_fbt_check_rowcompare(key, tuple, tupnatts, tupdesc, dir,
+									   continuescan))
+				return false;
+			continue;
+		}
 		if (key->sk_attno > tupnatts)
 			continue;
 		datum = index_getattr(tuple, key->sk_attno, tupdesc, &isNull);
