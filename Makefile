@@ -10,6 +10,7 @@ OBJS = \
 	fbtinsert.o \
 	fbtinspect.o \
 	fbtpage.o \
+	fbtplanner.o \
 	fbtscan.o \
 	fbtsearch.o \
 	fbtsort.o \

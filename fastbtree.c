@@ -93,6 +93,7 @@ _PG_init(void)
 							0,
 							NULL, NULL, NULL);
 #endif
+	_fbt_planner_init();
 	MarkGUCPrefixReserved("fastbtree");
 
 	RegisterXactCallback(fbt_xact_callback, NULL);

@@ -707,6 +707,10 @@ extern void fbtcostestimate(PlannerInfo *root, IndexPath *path,
 extern bool fbtcanreturn(Relation index, int attno);
 extern int	fbtgettreeheight(Relation rel);
 
+/* fbtplanner.c: the planner's view of fastbtree indexes */
+extern bool fbt_plan_as_btree;
+extern void _fbt_planner_init(void);
+
 /* fbtcompare.c */
 extern bool fbt_fast_compare;
 extern void _fbt_prepare_unlocked(Relation rel, FbtScanInsert key);

@@ -149,6 +149,15 @@ fbt_collation_is_c(Oid coll)
 #define FBT_COST_MODEL_ASSUMES_SKIP_SCAN	(PG_VERSION_NUM >= 180000)
 
 /*
+ * Whether the executor takes a row comparison as an index qual only from a
+ * btree index (nodeIndexscan.c tests the relcache's AM until 17; since 18
+ * any ordered AM): then fbtplanner.c turns the row comparisons the planner
+ * matches to a fastbtree index into first-column ranges.  Only 15 and 18
+ * are built and tested.
+ */
+#define FBT_EXECUTOR_ROWCOMPARE_NEEDS_BTREE	(PG_VERSION_NUM < 180000)
+
+/*
  * Access-method callbacks and flags that exist only on some majors, set by
  * fbthandler().  Since 18 the planner learns an ordered AM's sort order by
  * translating its strategy numbers (without it, every fastbtree index has

@@ -1,0 +1,350 @@
+/*-------------------------------------------------------------------------
+ *
+ * fbtplanner.c
+ *	  The planner's view of fastbtree indexes: presented as btree indexes.
+ *
+ * Much of the planner recognises a B-tree by its access method OID or by
+ * the OIDs of btree's operator families: unique indexes proving a join's
+ * inner side unique (join removal, Inner Unique, semi-join reduction) match
+ * btree families against a clause's merge opfamilies; LIKE prefixes, inet
+ * subset operators and boolean columns become index ranges only for
+ * btree's families; row comparisons, equivalence-class pruning of index
+ * paths and the probe of an index's actual end values for selectivity ask
+ * for BTREE_AM_OID.  fastbtree's operator families mirror btree's member
+ * for member, so get_relation_info_hook (run by the planner at the end of
+ * get_relation_info(), for every relation, once the relcache has loaded
+ * this library) rewrites each fastbtree index's IndexOptInfo: btree's
+ * equivalent family for every key column, and btree's AM OID.  That is a
+ * faithful description of the index as long as every path the planner
+ * then builds is one fastbtree executes, which the scan code sees to
+ * (row comparisons, boolean, pattern and inet ranges are ordinary
+ * inequality and equality keys of the mirrored families).  What the
+ * executor reads from the catalog (the relcache's AM and families) is not
+ * touched: it still builds scan keys from fastbtree's own families and
+ * calls fastbtree's callbacks, which the IndexOptInfo carries as pointers.
+ *
+ * An index is rewritten only when every key column's family is mirrored:
+ * the btree family the planner already found ordering that column
+ * (IndexOptInfo.sortopfamily, from the family's "<" operator) must have
+ * exactly the operators of ours, with the same types and strategies.  The
+ * answer is cached per (our family, btree family) and forgotten whenever
+ * pg_amop changes.  fastbtree.plan_as_btree = off leaves every
+ * IndexOptInfo as core built it.
+ *
+ * Until PostgreSQL 17 the executor accepts a row comparison as an index
+ * qual only from an index whose relcache entry says btree (nodeIndexscan.c,
+ * "bogus RowCompare index qualification").  There, set_rel_pathlist_hook
+ * turns each row comparison the planner matched to a fastbtree index into
+ * the range of its first column (">" relaxed to ">=", "<" to "<="), lossy,
+ * so that the row comparison itself stays as a filter.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/stratnum.h"
+#include "catalog/pg_am.h"
+#include "catalog/pg_amop.h"
+#include "catalog/pg_opfamily.h"
+#include "nodes/makefuncs.h"
+#include "nodes/pathnodes.h"
+#include "optimizer/paths.h"
+#include "optimizer/plancat.h"
+#include "optimizer/restrictinfo.h"
+#include "utils/catcache.h"
+#include "utils/guc.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/syscache.h"
+
+#include "fastbtree.h"
+
+bool		fbt_plan_as_btree = true;
+
+static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
+static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
+
+/* (fastbtree family, btree family) -> whether the two have equal members */
+typedef struct FbtFamilyPair
+{
+	Oid			ourfamily;
+	Oid			btfamily;
+} FbtFamilyPair;
+
+typedef struct FbtFamilyMirror
+{
+	FbtFamilyPair key;
+	bool		mirrors;
+} FbtFamilyMirror;
+
+static HTAB *fbt_mirror_cache = NULL;
+
+/* pg_amop changed: every cached answer may be stale */
+static void
+_fbt_mirror_cache_inval(Datum arg, int cacheid, uint32 hashvalue)
+{
+	if (fbt_mirror_cache != NULL)
+	{
+		hash_destroy(fbt_mirror_cache);
+		fbt_mirror_cache = NULL;
+	}
+}
+
+/*
+ * Does our operator family ourfamily hold exactly the operators of btree
+ * family btfamily, each under the same (left type, right type, strategy)?
+ * Both families' member lists come from the syscache.  No locks; errors
+ * only from the catalog lookups.
+ */
+static bool
+_fbt_family_mirrors_uncached(Oid ourfamily, Oid btfamily)
+{
+	CatCList   *ours;
+	CatCList   *theirs;
+	bool		mirrors;
+	int			i;
+	HeapTuple	famtup;
+	Oid			btmethod;
+
+	famtup = SearchSysCache1(OPFAMILYOID, ObjectIdGetDatum(btfamily));
+	if (!HeapTupleIsValid(famtup))
+		return false;
+	btmethod = ((Form_pg_opfamily) GETSTRUCT(famtup))->opfmethod;
+	ReleaseSysCache(famtup);
+	if (btmethod != BTREE_AM_OID)
+		return false;
+	ours = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(ourfamily));
+	theirs = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(btfamily));
+	mirrors = ours->n_members == theirs->n_members && ours->n_members > 0;
+	for (i = 0; mirrors && i < theirs->n_members; i++)
+	{
+		Form_pg_amop amop = (Form_pg_amop) GETSTRUCT(&theirs->members[i]->tuple);
+
+		if (amop->amoppurpose != AMOP_SEARCH ||
+			get_opfamily_member(ourfamily, amop->amoplefttype,
+								amop->amoprighttype, amop->amopstrategy) !=
+			amop->amopopr)
+			mirrors = false;
+	}
+	ReleaseSysCacheList(theirs);
+	ReleaseSysCacheList(ours);
+	return mirrors;
+}
+
+/* _fbt_family_mirrors_uncached(), remembered until pg_amop changes */
+static bool
+_fbt_family_mirrors(Oid ourfamily, Oid btfamily)
+{
+	FbtFamilyPair key;
+	FbtFamilyMirror *entry;
+	bool		found;
+	bool		mirrors;
+
+	if (fbt_mirror_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(FbtFamilyPair);
+		ctl.entrysize = sizeof(FbtFamilyMirror);
+		ctl.hcxt = CacheMemoryContext;
+		fbt_mirror_cache = hash_create("fastbtree opfamily mirrors", 64, &ctl,
+									   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	memset(&key, 0, sizeof(key));
+	key.ourfamily = ourfamily;
+	key.btfamily = btfamily;
+	entry = hash_search(fbt_mirror_cache, &key, HASH_FIND, NULL);
+	if (entry != NULL)
+		return entry->mirrors;
+
+	/* the lookups may invalidate (and so destroy) the cache: enter after */
+	mirrors = _fbt_family_mirrors_uncached(ourfamily, btfamily);
+	if (fbt_mirror_cache != NULL)
+	{
+		entry = hash_search(fbt_mirror_cache, &key, HASH_ENTER, &found);
+		entry->mirrors = mirrors;
+	}
+	return mirrors;
+}
+
+/*
+ * Present one fastbtree index to the planner as btree, if every key
+ * column's family has a btree mirror.
+ */
+static void
+_fbt_plan_index_as_btree(IndexOptInfo *index)
+{
+	Oid		   *btfamilies;
+	int			i;
+
+	/* plancat found no btree ordering for some column: not ours to map */
+	if (index->sortopfamily == NULL)
+		return;
+	for (i = 0; i < index->nkeycolumns; i++)
+		if (!_fbt_family_mirrors(index->opfamily[i], index->sortopfamily[i]))
+			return;
+
+	btfamilies = palloc(sizeof(Oid) * index->nkeycolumns);
+	memcpy(btfamilies, index->sortopfamily, sizeof(Oid) * index->nkeycolumns);
+	index->opfamily = btfamilies;
+	index->sortopfamily = btfamilies;
+	index->relam = BTREE_AM_OID;
+}
+
+/*
+ * get_relation_info_hook: after any earlier hook, rewrite the IndexOptInfo
+ * of each fastbtree index of rel (recognised by its cost estimator, which
+ * is ours) when fastbtree.plan_as_btree is on.  The relation and its
+ * indexes are locked by the planner; no errors of its own.
+ */
+static void
+_fbt_get_relation_info(PlannerInfo *root, Oid relationObjectId,
+					   bool inhparent, RelOptInfo *rel)
+{
+	ListCell   *lc;
+
+	if (prev_get_relation_info_hook)
+		prev_get_relation_info_hook(root, relationObjectId, inhparent, rel);
+	if (!fbt_plan_as_btree)
+		return;
+	foreach(lc, rel->indexlist)
+	{
+		IndexOptInfo *index = (IndexOptInfo *) lfirst(lc);
+
+		if (index->amcostestimate == fbtcostestimate &&
+			index->relam != BTREE_AM_OID)
+			_fbt_plan_index_as_btree(index);
+	}
+}
+
+/*
+ * Replace a row comparison index qual of iclause (PostgreSQL < 18 only:
+ * see the file header) with the lossy range of its first column.
+ */
+static void
+_fbt_relax_rowcompare(PlannerInfo *root, IndexOptInfo *index,
+					  IndexClause *iclause)
+{
+	RestrictInfo *rinfo;
+	RowCompareExpr *rc;
+	int			strategy;
+	Oid			lefttype;
+	Oid			righttype;
+	Oid			opno;
+	Expr	   *op;
+
+	if (list_length(iclause->indexquals) != 1)
+		return;
+	rinfo = linitial_node(RestrictInfo, iclause->indexquals);
+	if (!IsA(rinfo->clause, RowCompareExpr))
+		return;
+	rc = (RowCompareExpr *) rinfo->clause;
+
+	/* the planner put the index column on the left of every member */
+	get_op_opfamily_properties(linitial_oid(rc->opnos),
+							   index->opfamily[iclause->indexcol], false,
+							   &strategy, &lefttype, &righttype);
+	if (strategy == BTLessStrategyNumber)
+		strategy = BTLessEqualStrategyNumber;
+	else if (strategy == BTGreaterStrategyNumber)
+		strategy = BTGreaterEqualStrategyNumber;
+	opno = get_opfamily_member(index->opfamily[iclause->indexcol],
+							   lefttype, righttype, strategy);
+	if (!OidIsValid(opno))
+		elog(ERROR, "missing operator %d(%u,%u) in opfamily %u",
+			 strategy, lefttype, righttype,
+			 index->opfamily[iclause->indexcol]);
+	op = make_opclause(opno, BOOLOID, false,
+					   copyObject(linitial(rc->largs)),
+					   copyObject(linitial(rc->rargs)),
+					   InvalidOid, linitial_oid(rc->inputcollids));
+	iclause->indexquals = list_make1(make_simple_restrictinfo(root, op));
+	iclause->indexcols = NIL;
+	iclause->lossy = true;
+}
+
+/* Relax the row comparisons of every fastbtree index path under path */
+static void
+_fbt_relax_path(PlannerInfo *root, Path *path)
+{
+	ListCell   *lc;
+
+	if (path == NULL)
+		return;
+	switch (nodeTag(path))
+	{
+		case T_IndexPath:
+			{
+				IndexPath  *ipath = (IndexPath *) path;
+
+				if (ipath->indexinfo->amcostestimate != fbtcostestimate)
+					break;
+				foreach(lc, ipath->indexclauses)
+					_fbt_relax_rowcompare(root, ipath->indexinfo,
+										  lfirst_node(IndexClause, lc));
+				break;
+			}
+		case T_BitmapHeapPath:
+			_fbt_relax_path(root, ((BitmapHeapPath *) path)->bitmapqual);
+			break;
+		case T_BitmapAndPath:
+			foreach(lc, ((BitmapAndPath *) path)->bitmapquals)
+				_fbt_relax_path(root, (Path *) lfirst(lc));
+			break;
+		case T_BitmapOrPath:
+			foreach(lc, ((BitmapOrPath *) path)->bitmapquals)
+				_fbt_relax_path(root, (Path *) lfirst(lc));
+			break;
+		default:
+			break;
+	}
+}
+
+/*
+ * set_rel_pathlist_hook (PostgreSQL < 18 only): after any earlier hook,
+ * relax the row comparisons matched to fastbtree indexes in rel's paths.
+ * No errors of its own.
+ */
+static void
+_fbt_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
+					  RangeTblEntry *rte)
+{
+	ListCell   *lc;
+
+	if (prev_set_rel_pathlist_hook)
+		prev_set_rel_pathlist_hook(root, rel, rti, rte);
+	foreach(lc, rel->pathlist)
+		_fbt_relax_path(root, (Path *) lfirst(lc));
+	foreach(lc, rel->partial_pathlist)
+		_fbt_relax_path(root, (Path *) lfirst(lc));
+}
+
+/*
+ * _fbt_planner_init() -- from _PG_init(): define fastbtree.plan_as_btree,
+ * install the planner hooks (chaining those already installed) and the
+ * pg_amop invalidation callback of the mirror cache.  No errors.
+ */
+void
+_fbt_planner_init(void)
+{
+	DefineCustomBoolVariable("fastbtree.plan_as_btree",
+							 "Presents fastbtree indexes to the planner as the btree indexes they mirror.",
+							 "Off: the planner treats fastbtree as a non-btree access method (no join removal through its unique indexes, no LIKE prefix, inet subset, boolean or row-comparison index conditions).",
+							 &fbt_plan_as_btree,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+	prev_get_relation_info_hook = get_relation_info_hook;
+	get_relation_info_hook = _fbt_get_relation_info;
+	if (FBT_EXECUTOR_ROWCOMPARE_NEEDS_BTREE)
+	{
+		prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
+		set_rel_pathlist_hook = _fbt_set_rel_pathlist;
+	}
+	CacheRegisterSyscacheCallback(AMOPSTRATEGY, _fbt_mirror_cache_inval,
+								  (Datum) 0);
+}
