@@ -246,7 +246,10 @@ _fbt_bound_clauses(IndexOptInfo *index, List *indexclauses, int *nfilter)
  * The planner fills IndexOptInfo.tree_height only for btree (-1 for other
  * AMs), and btcostestimate charges descent CPU by tree height; we supply
  * the height from our metapage on a copy of the path, so an identical
- * index is neither cheaper nor dearer than btree's.  Reads the (cached)
+ * index is neither cheaper nor dearer than btree's.  On PostgreSQL 15 it
+ * first turns the path's row comparisons into first-column ranges (15's
+ * executor takes row comparisons from btree indexes only; fbtplanner.c),
+ * so that the price is that of the scan that runs.  Reads the (cached)
  * metapage; holds no locks on return.
  */
 void
@@ -260,7 +263,15 @@ fbtcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	List	   *bound;
 	int			nfilter = 0;
 
-	if (index.tree_height < 0)
+	/* PostgreSQL 15's executor takes row comparisons from btree only */
+	if (FBT_EXECUTOR_ROWCOMPARE_NEEDS_BTREE)
+		_fbt_relax_rowcompares(root, path);
+
+	/*
+	 * A hypothetical index (an advisor's) has no pages to read:
+	 * btcostestimate() then guesses the height from the page count.
+	 */
+	if (index.tree_height < 0 && !index.hypothetical)
 	{
 		Relation	irel = index_open(index.indexoid, NoLock);
 

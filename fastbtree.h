@@ -663,6 +663,14 @@ typedef struct FbtScanOpaqueData
 	FbtArrayKeyInfo *arrayKeys;
 	MemoryContext arrayContext;
 
+	/*
+	 * Row comparison keys: per key, the copy of its members (NULL for
+	 * other keys) and their count; allocated at the first row key, kept
+	 * across rescans (_fbt_prepare_rowcompare)
+	 */
+	ScanKey    *rowMembers;
+	int		   *rowNMembers;
+
 	/* kill_prior_tuple: items of currPos the executor found dead */
 	int		   *killedItems;	/* indexes into currPos.items[] */
 	int			numKilled;
@@ -710,6 +718,7 @@ extern int	fbtgettreeheight(Relation rel);
 /* fbtplanner.c: the planner's view of fastbtree indexes */
 extern bool fbt_plan_as_btree;
 extern void _fbt_planner_init(void);
+extern void _fbt_relax_rowcompares(PlannerInfo *root, IndexPath *path);
 
 /* fbtcompare.c */
 extern bool fbt_fast_compare;

@@ -26,17 +26,20 @@
  * An index is rewritten only when every key column's family is mirrored:
  * the btree family the planner already found ordering that column
  * (IndexOptInfo.sortopfamily, from the family's "<" operator) must have
- * exactly the operators of ours, with the same types and strategies.  The
- * answer is cached per (our family, btree family) and forgotten whenever
- * pg_amop changes.  fastbtree.plan_as_btree = off leaves every
+ * exactly the operators of ours, with the same types and strategies, and
+ * ours a comparison proc (support proc 1) for each operator's types, which
+ * the scan keys of any qual the planner then builds need.  The answer is
+ * cached per (our family, btree family) and forgotten whenever pg_amop or
+ * pg_amproc changes.  fastbtree.plan_as_btree = off leaves every
  * IndexOptInfo as core built it.
  *
  * Until PostgreSQL 17 the executor accepts a row comparison as an index
  * qual only from an index whose relcache entry says btree (nodeIndexscan.c,
- * "bogus RowCompare index qualification").  There, set_rel_pathlist_hook
- * turns each row comparison the planner matched to a fastbtree index into
- * the range of its first column (">" relaxed to ">=", "<" to "<="), lossy,
- * so that the row comparison itself stays as a filter.
+ * "bogus RowCompare index qualification").  There, fbtcostestimate() turns
+ * each row comparison the planner matched to a fastbtree index into the
+ * range of its first column (">" relaxed to ">=", "<" to "<="), lossy, so
+ * that the row comparison itself stays as a filter, before it prices the
+ * path (_fbt_relax_rowcompares()).
  *
  *-------------------------------------------------------------------------
  */
@@ -49,7 +52,6 @@
 #include "catalog/pg_opfamily.h"
 #include "nodes/makefuncs.h"
 #include "nodes/pathnodes.h"
-#include "optimizer/paths.h"
 #include "optimizer/plancat.h"
 #include "optimizer/restrictinfo.h"
 #include "utils/catcache.h"
@@ -65,7 +67,6 @@
 bool		fbt_plan_as_btree = true;
 
 static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
-static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 
 /* (fastbtree family, btree family) -> whether the two have equal members */
 typedef struct FbtFamilyPair
@@ -95,8 +96,9 @@ _fbt_mirror_cache_inval(Datum arg, int cacheid, uint32 hashvalue)
 
 /*
  * Does our operator family ourfamily hold exactly the operators of btree
- * family btfamily, each under the same (left type, right type, strategy)?
- * Both families' member lists come from the syscache.  No locks; errors
+ * family btfamily, each under the same (left type, right type, strategy),
+ * with a comparison proc for those types?  The member lists come from the
+ * syscache.  No locks; errors
  * only from the catalog lookups.
  */
 static bool
@@ -126,7 +128,10 @@ _fbt_family_mirrors_uncached(Oid ourfamily, Oid btfamily)
 		if (amop->amoppurpose != AMOP_SEARCH ||
 			get_opfamily_member(ourfamily, amop->amoplefttype,
 								amop->amoprighttype, amop->amopstrategy) !=
-			amop->amopopr)
+			amop->amopopr ||
+			!OidIsValid(get_opfamily_proc(ourfamily, amop->amoplefttype,
+										  amop->amoprighttype,
+										  FBTORDER_PROC)))
 			mirrors = false;
 	}
 	ReleaseSysCacheList(theirs);
@@ -220,10 +225,7 @@ _fbt_get_relation_info(PlannerInfo *root, Oid relationObjectId,
 	}
 }
 
-/*
- * Replace a row comparison index qual of iclause (PostgreSQL < 18 only:
- * see the file header) with the lossy range of its first column.
- */
+/* One IndexClause of _fbt_relax_rowcompares() */
 static void
 _fbt_relax_rowcompare(PlannerInfo *root, IndexOptInfo *index,
 					  IndexClause *iclause)
@@ -266,66 +268,33 @@ _fbt_relax_rowcompare(PlannerInfo *root, IndexOptInfo *index,
 	iclause->lossy = true;
 }
 
-/* Relax the row comparisons of every fastbtree index path under path */
-static void
-_fbt_relax_path(PlannerInfo *root, Path *path)
-{
-	ListCell   *lc;
-
-	if (path == NULL)
-		return;
-	switch (nodeTag(path))
-	{
-		case T_IndexPath:
-			{
-				IndexPath  *ipath = (IndexPath *) path;
-
-				if (ipath->indexinfo->amcostestimate != fbtcostestimate)
-					break;
-				foreach(lc, ipath->indexclauses)
-					_fbt_relax_rowcompare(root, ipath->indexinfo,
-										  lfirst_node(IndexClause, lc));
-				break;
-			}
-		case T_BitmapHeapPath:
-			_fbt_relax_path(root, ((BitmapHeapPath *) path)->bitmapqual);
-			break;
-		case T_BitmapAndPath:
-			foreach(lc, ((BitmapAndPath *) path)->bitmapquals)
-				_fbt_relax_path(root, (Path *) lfirst(lc));
-			break;
-		case T_BitmapOrPath:
-			foreach(lc, ((BitmapOrPath *) path)->bitmapquals)
-				_fbt_relax_path(root, (Path *) lfirst(lc));
-			break;
-		default:
-			break;
-	}
-}
-
 /*
- * set_rel_pathlist_hook (PostgreSQL < 18 only): after any earlier hook,
- * relax the row comparisons matched to fastbtree indexes in rel's paths.
- * No errors of its own.
+ * _fbt_relax_rowcompares() -- on PostgreSQL < 18 (see the file header),
+ * replace each row comparison index qual of path, an index path on a
+ * fastbtree index that the planner is building, with the lossy range of
+ * the row's first column; the row comparison itself then stays as a
+ * filter (createplan.c keeps the clause of a lossy IndexClause).  Called
+ * by fbtcostestimate() before it prices the path, so that the cost is that
+ * of the scan that runs, for every index path whoever builds it; the
+ * IndexClauses may be shared with the index's other paths, which is
+ * harmless: the change is the same for all and done once.  No locks.
+ * Errors: a missing opfamily member (a broken operator class).
  */
-static void
-_fbt_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
-					  RangeTblEntry *rte)
+void
+_fbt_relax_rowcompares(PlannerInfo *root, IndexPath *path)
 {
 	ListCell   *lc;
 
-	if (prev_set_rel_pathlist_hook)
-		prev_set_rel_pathlist_hook(root, rel, rti, rte);
-	foreach(lc, rel->pathlist)
-		_fbt_relax_path(root, (Path *) lfirst(lc));
-	foreach(lc, rel->partial_pathlist)
-		_fbt_relax_path(root, (Path *) lfirst(lc));
+	foreach(lc, path->indexclauses)
+		_fbt_relax_rowcompare(root, path->indexinfo,
+							  lfirst_node(IndexClause, lc));
 }
 
 /*
  * _fbt_planner_init() -- from _PG_init(): define fastbtree.plan_as_btree,
- * install the planner hooks (chaining those already installed) and the
- * pg_amop invalidation callback of the mirror cache.  No errors.
+ * install the planner hook (chaining one already installed) and the
+ * pg_amop and pg_amproc invalidation callbacks of the mirror cache.  No
+ * errors.
  */
 void
 _fbt_planner_init(void)
@@ -340,11 +309,8 @@ _fbt_planner_init(void)
 							 NULL, NULL, NULL);
 	prev_get_relation_info_hook = get_relation_info_hook;
 	get_relation_info_hook = _fbt_get_relation_info;
-	if (FBT_EXECUTOR_ROWCOMPARE_NEEDS_BTREE)
-	{
-		prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
-		set_rel_pathlist_hook = _fbt_set_rel_pathlist;
-	}
 	CacheRegisterSyscacheCallback(AMOPSTRATEGY, _fbt_mirror_cache_inval,
+								  (Datum) 0);
+	CacheRegisterSyscacheCallback(AMPROCNUM, _fbt_mirror_cache_inval,
 								  (Datum) 0);
 }

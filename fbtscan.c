@@ -248,6 +248,8 @@ fbtbeginscan(Relation rel, int nkeys, int norderbys)
 	so->numArrayKeys = 0;
 	so->numFilterArrays = 0;
 	so->arrayContext = NULL;
+	so->rowMembers = NULL;
+	so->rowNMembers = NULL;
 	so->currTuples = NULL;
 	so->markTuples = NULL;
 	so->killedItems = NULL;
@@ -321,6 +323,16 @@ fbtendscan(IndexScanDesc scan)
 		pfree(so->killedItems);
 	if (so->arrayContext != NULL)
 		MemoryContextDelete(so->arrayContext);
+	if (so->rowMembers != NULL)
+	{
+		int			i;
+
+		for (i = 0; i < scan->numberOfKeys; i++)
+			if (so->rowMembers[i] != NULL)
+				pfree(so->rowMembers[i]);
+		pfree(so->rowMembers);
+		pfree(so->rowNMembers);
+	}
 	/* keyData starts the one allocation of every per-key array */
 	pfree(so->keyData);
 	if (so->sortContext != NULL)
@@ -554,6 +566,47 @@ _fbt_start_at(IndexScanDesc scan, ScanDirection dir, Buffer buf,
 }
 
 /*
+ * Set column k of an insertion scankey: the search argument, its flags,
+ * and a copy of the comparison proc's FmgrInfo that shares its fn_extra
+ * and fn_mcxt (unlike ScanKeyEntryInitializeWithInfo(), which clears
+ * them), so that a comparison that caches state there (record and array
+ * comparisons) finds the cache a previous descent made.  procs[k]
+ * remembers the original for _fbt_keep_proc_caches().
+ */
+static inline void
+_fbt_set_inskey_col(FbtScanInsert inskey, FmgrInfo **procs, int k,
+					int flags, AttrNumber attno, Oid subtype, Oid collation,
+					FmgrInfo *proc, Datum argument)
+{
+	ScanKey		sk = &inskey->scankeys[k];
+
+	sk->sk_flags = flags;
+	sk->sk_attno = attno;
+	sk->sk_strategy = InvalidStrategy;
+	sk->sk_subtype = subtype;
+	sk->sk_collation = collation;
+	sk->sk_argument = argument;
+	memcpy(&sk->sk_func, proc, sizeof(FmgrInfo));
+	procs[k] = proc;
+}
+
+/*
+ * After a descent with an insertion scankey of nkeys columns set by
+ * _fbt_set_inskey_col(): a cache a comparison hung on a copy's fn_extra
+ * (allocated in the original's fn_mcxt) goes to the original, for the next
+ * descent.
+ */
+static void
+_fbt_keep_proc_caches(FbtScanInsert inskey, FmgrInfo **procs, int nkeys)
+{
+	int			k;
+
+	for (k = 0; k < nkeys; k++)
+		if (procs[k]->fn_extra == NULL)
+			procs[k]->fn_extra = inskey->scankeys[k].sk_func.fn_extra;
+}
+
+/*
  * The insertion scankey's column keysCount holds the first member of a row
  * comparison, members[0], which bounds the scan's start with strategy
  * *strat (index order).  Classify it, then append the later members that
@@ -564,8 +617,8 @@ _fbt_start_at(IndexScanDesc scan, ScanDirection dir, Buffer buf,
  * new column count (nbtree's _bt_first does the same with row members).
  */
 static int
-_fbt_first_rowcompare(Relation rel, FbtScanInsert inskey, int keysCount,
-					  ScanKey members, StrategyNumber *strat)
+_fbt_first_rowcompare(Relation rel, FbtScanInsert inskey, FmgrInfo **procs,
+					  int keysCount, ScanKey members, StrategyNumber *strat)
 {
 	ScanKey		m = members;
 	bool		used_all = (m->sk_flags & SK_ROW_END) != 0;
@@ -578,14 +631,10 @@ _fbt_first_rowcompare(Relation rel, FbtScanInsert inskey, int keysCount,
 			m->sk_strategy != *strat ||
 			(m->sk_flags & SK_ISNULL))
 			break;
-		ScanKeyEntryInitializeWithInfo(&inskey->scankeys[keysCount],
-									   rel->rd_indoption[m->sk_attno - 1] << 24,
-									   m->sk_attno,
-									   InvalidStrategy,
-									   m->sk_subtype,
-									   m->sk_collation,
-									   &m->sk_func,
-									   m->sk_argument);
+		_fbt_set_inskey_col(inskey, procs, keysCount,
+							rel->rd_indoption[m->sk_attno - 1] << 24,
+							m->sk_attno, m->sk_subtype, m->sk_collation,
+							&m->sk_func, m->sk_argument);
 		_fbt_prepare_compare_col(rel, inskey, keysCount++);
 		if (m->sk_flags & SK_ROW_END)
 			used_all = true;
@@ -615,6 +664,7 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
 	int			nkeyatts = IndexRelationGetNumberOfKeyAttributes(rel);
 	FbtScanInsertData inskey;
+	FmgrInfo   *procs[INDEX_MAX_KEYS];
 	int			keysCount = 0;
 	StrategyNumber strat_total = BTEqualStrategyNumber;
 	bool		goback;
@@ -658,21 +708,24 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 			ScanKey		src = isrow ?
 				(ScanKey) DatumGetPointer(key->sk_argument) : key;
 
-			/* a row comparison positions by its first member (not NULL) */
-			ScanKeyEntryInitializeWithInfo(&inskey.scankeys[keysCount],
-										   (src->sk_flags & SK_ISNULL) |
-										   (rel->rd_indoption[col] << 24),
-										   src->sk_attno,
-										   InvalidStrategy,
-										   src->sk_subtype,
-										   src->sk_collation,
-										   &so->keyOrderProc[chosen],
-										   src->sk_argument);
+			/*
+			 * A row comparison positions by its first member (not NULL),
+			 * with the member's own proc.
+			 */
+			_fbt_set_inskey_col(&inskey, procs, keysCount,
+								(src->sk_flags & SK_ISNULL) |
+								(rel->rd_indoption[col] << 24),
+								src->sk_attno, src->sk_subtype,
+								src->sk_collation,
+								isrow ? &src->sk_func :
+								&so->keyOrderProc[chosen],
+								src->sk_argument);
 			if (isrow)
 			{
 				strat_total = so->keyStrategy[chosen];
-				keysCount = _fbt_first_rowcompare(rel, &inskey, keysCount,
-												  src, &strat_total);
+				keysCount = _fbt_first_rowcompare(rel, &inskey, procs,
+												  keysCount, src,
+												  &strat_total);
 				break;
 			}
 			/* a machine comparison was classified with the search key */
@@ -750,6 +803,7 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 	inskey.keysz = keysCount;
 
 	(void) _fbt_search(rel, &inskey, &buf, FBT_READ, &offnum, &so->pins);
+	_fbt_keep_proc_caches(&inskey, procs, keysCount);
 
 	/*
 	 * A text argument detoasted for the descent is not needed any more:

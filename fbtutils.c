@@ -486,34 +486,60 @@ _fbt_expand_array(IndexScanDesc scan, ScanKey key, Datum **elems)
 }
 
 /*
- * Copy the members of row comparison key (a header, SK_ROW_HEADER, whose
- * argument points to its members, the last one flagged SK_ROW_END) into
- * the current memory context, with the index column's DESC and NULLS FIRST
- * flags and their strategies in index order (a DESC column swaps < and >),
- * and point key at the copy.  The executor's members are left untouched:
- * it updates their arguments in place between rescans.  Returns the first
- * member.  Errors: a member on no key column of the index, or not an
- * inequality (the planner builds neither).
+ * Copy the members of row comparison key i (a header, SK_ROW_HEADER, whose
+ * argument points to its members, the last one flagged SK_ROW_END), with
+ * the index column's DESC and NULLS FIRST flags and their strategies in
+ * index order (a DESC column swaps < and >), and point the header at the
+ * copy.  The executor's members are left untouched: it updates their
+ * arguments in place between rescans.  The copy lives with the scan and
+ * is refilled at each rescan; a member whose comparison proc is the one
+ * it had keeps its FmgrInfo, with any cache on fn_extra (record and array
+ * comparisons build one).  Returns the first member.  Errors: a member on
+ * no key column of the index, or not an inequality (the planner builds
+ * neither).
  */
 static ScanKey
-_fbt_prepare_rowcompare(Relation rel, ScanKey key)
+_fbt_prepare_rowcompare(IndexScanDesc scan, int i, ScanKey key)
 {
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	Relation	rel = scan->indexRelation;
+	MemoryContext cxt = GetMemoryChunkContext(so);
 	ScanKey		members = (ScanKey) DatumGetPointer(key->sk_argument);
 	ScanKey		copy;
+	bool		reuse;
 	int			n = 1;
 	int			m;
 
 	while (!(members[n - 1].sk_flags & SK_ROW_END))
 		n++;
-	copy = palloc(sizeof(ScanKeyData) * n);
+	if (so->rowMembers == NULL)
+	{
+		so->rowMembers = MemoryContextAllocZero(cxt, sizeof(ScanKey) *
+												Max(scan->numberOfKeys, 1));
+		so->rowNMembers = MemoryContextAllocZero(cxt, sizeof(int) *
+												 Max(scan->numberOfKeys, 1));
+	}
+	copy = so->rowMembers[i];
+	reuse = copy != NULL && so->rowNMembers[i] == n;
+	if (!reuse)
+	{
+		if (copy != NULL)
+			pfree(copy);
+		copy = MemoryContextAllocZero(cxt, sizeof(ScanKeyData) * n);
+		so->rowMembers[i] = copy;
+		so->rowNMembers[i] = n;
+	}
 	for (m = 0; m < n; m++)
 	{
 		ScanKey		mk = &copy[m];
+		FmgrInfo	kept = mk->sk_func;
 		int16		indoption;
 
 		memcpy(mk, &members[m], sizeof(ScanKeyData));
-		fmgr_info_copy(&mk->sk_func, &members[m].sk_func,
-					   CurrentMemoryContext);
+		if (reuse && kept.fn_oid == members[m].sk_func.fn_oid)
+			mk->sk_func = kept;
+		else
+			fmgr_info_copy(&mk->sk_func, &members[m].sk_func, cxt);
 		if (!(mk->sk_flags & SK_ROW_MEMBER) || mk->sk_attno < 1 ||
 			mk->sk_attno > IndexRelationGetNumberOfKeyAttributes(rel) ||
 			(m == 0 && mk->sk_attno != key->sk_attno))
@@ -598,12 +624,9 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 	if (so->sortContext != NULL)
 		MemoryContextReset(so->sortContext);
 
-	/*
-	 * Array elements and copies of row comparison members live in a context
-	 * of their own, made on first use.
-	 */
+	/* array elements live in a context of their own, made on first use */
 	for (i = 0; i < nkeys; i++)
-		if (scan->keyData[i].sk_flags & (SK_SEARCHARRAY | SK_ROW_HEADER))
+		if (scan->keyData[i].sk_flags & SK_SEARCHARRAY)
 			break;
 	if (i < nkeys && so->arrayContext == NULL)
 		so->arrayContext = AllocSetContextCreate(GetMemoryChunkContext(so),
@@ -623,11 +646,20 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 	for (i = 0; i < nkeys; i++)
 	{
 		ScanKey		key = &so->keyData[i];
+		FmgrInfo	kept = key->sk_func;
 		int			col;
 		int16		indoption;
 		StrategyNumber strat;
 
+		/*
+		 * The operator's FmgrInfo of the previous rescan, if it is the same
+		 * operator, is kept with any cache on its fn_extra (record and
+		 * array operators build one; the executor's copy never gets one,
+		 * since only ours is called).
+		 */
 		memcpy(key, &scan->keyData[i], sizeof(ScanKeyData));
+		if (kept.fn_oid == key->sk_func.fn_oid)
+			key->sk_func = kept;
 		if (key->sk_attno < 1 ||
 			key->sk_attno > IndexRelationGetNumberOfKeyAttributes(rel))
 			elog(ERROR, "scan key on attribute %d of index \"%s\", which has %d key attributes",
@@ -639,14 +671,12 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 
 		if (key->sk_flags & SK_ROW_HEADER)
 		{
-			ScanKey		first = _fbt_prepare_rowcompare(rel, key);
+			ScanKey		first = _fbt_prepare_rowcompare(scan, i, key);
 
-			/* the first member positions the scan and may end it */
+			/* the first member positions the scan (with its own proc) */
 			if (first->sk_flags & SK_ISNULL)
 				so->qual_ok = false;
 			so->keyStrategy[i] = first->sk_strategy;
-			fmgr_info_copy(&so->keyOrderProc[i], &first->sk_func,
-						   GetMemoryChunkContext(so));
 			so->keyCmpKind[i] = FBT_CMP_FMGR;
 			so->keyHasSortSupport[i] = false;
 			continue;
@@ -701,13 +731,22 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 
 				subtype = OidIsValid(key->sk_subtype) ? key->sk_subtype :
 					rel->rd_opcintype[col];
+				/*
+				 * A proc already resolved for this key at an earlier rescan
+				 * is kept, with the cache it may hang on fn_extra (record
+				 * and array comparisons build one per FmgrInfo, in the
+				 * scan's memory: a new FmgrInfo per rescan would build, and
+				 * keep, one more each time).
+				 */
 				if (subtype == rel->rd_opcintype[col])
 				{
 					/* same type: the relcache has it, no catalog lookup */
-					fmgr_info_copy(&so->keyOrderProc[i],
-								   index_getprocinfo(rel, col + 1,
-													 FBTORDER_PROC),
-								   GetMemoryChunkContext(so));
+					FmgrInfo   *proc = index_getprocinfo(rel, col + 1,
+														 FBTORDER_PROC);
+
+					if (so->keyOrderProc[i].fn_oid != proc->fn_oid)
+						fmgr_info_copy(&so->keyOrderProc[i], proc,
+									   GetMemoryChunkContext(so));
 				}
 				else
 				{
@@ -718,8 +757,9 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 						elog(ERROR, "missing support function %d(%u,%u) in opfamily %u",
 							 FBTORDER_PROC, rel->rd_opcintype[col], subtype,
 							 rel->rd_opfamily[col]);
-					fmgr_info_cxt(cmpproc, &so->keyOrderProc[i],
-								  GetMemoryChunkContext(so));
+					if (so->keyOrderProc[i].fn_oid != cmpproc)
+						fmgr_info_cxt(cmpproc, &so->keyOrderProc[i],
+									  GetMemoryChunkContext(so));
 				}
 				strat = key->sk_strategy;
 			}
