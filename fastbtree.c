@@ -296,6 +296,17 @@ fbtcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	 */
 	if (!FBT_COST_MODEL_ASSUMES_SKIP_SCAN)
 		return;
+	/* quals on the first column only all bound the range (the usual case) */
+	{
+		ListCell   *lc;
+		bool		later = false;
+
+		foreach(lc, path->indexclauses)
+			if (lfirst_node(IndexClause, lc)->indexcol > 0)
+				later = true;
+		if (!later)
+			return;
+	}
 	bound = _fbt_bound_clauses(&index, path->indexclauses, &nfilter);
 	if (nfilter > 0)
 	{

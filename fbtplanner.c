@@ -56,10 +56,8 @@
 #include "optimizer/restrictinfo.h"
 #include "utils/catcache.h"
 #include "utils/guc.h"
-#include "utils/hsearch.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
-#include "utils/memutils.h"
 #include "utils/syscache.h"
 
 #include "fastbtree.h"
@@ -69,37 +67,37 @@ bool		fbt_plan_as_btree = true;
 static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
 
 /* (fastbtree family, btree family) -> whether the two have equal members */
-typedef struct FbtFamilyPair
-{
-	Oid			ourfamily;
-	Oid			btfamily;
-} FbtFamilyPair;
+/*
+ * The mirror cache: direct-mapped slots of (our family, btree family) ->
+ * answer, valid while their generation is the current one.  A miss costs
+ * two syscache list walks; a hit, for the planner of every statement that
+ * touches a fastbtree index, a few instructions.
+ */
+#define FBT_MIRROR_SLOTS	64
 
 typedef struct FbtFamilyMirror
 {
-	FbtFamilyPair key;
+	Oid			ourfamily;
+	Oid			btfamily;
+	uint64		generation;		/* valid while fbt_mirror_generation */
 	bool		mirrors;
 } FbtFamilyMirror;
 
-static HTAB *fbt_mirror_cache = NULL;
+static FbtFamilyMirror fbt_mirror_slots[FBT_MIRROR_SLOTS];
+static uint64 fbt_mirror_generation = 1;
 
-/* pg_amop changed: every cached answer may be stale */
+/* pg_amop or pg_amproc changed: every cached answer may be stale */
 static void
 _fbt_mirror_cache_inval(Datum arg, int cacheid, uint32 hashvalue)
 {
-	if (fbt_mirror_cache != NULL)
-	{
-		hash_destroy(fbt_mirror_cache);
-		fbt_mirror_cache = NULL;
-	}
+	fbt_mirror_generation++;
 }
 
 /*
  * Does our operator family ourfamily hold exactly the operators of btree
  * family btfamily, each under the same (left type, right type, strategy),
  * with a comparison proc for those types?  The member lists come from the
- * syscache.  No locks; errors
- * only from the catalog lookups.
+ * syscache.  No locks; errors only from the catalog lookups.
  */
 static bool
 _fbt_family_mirrors_uncached(Oid ourfamily, Oid btfamily)
@@ -143,34 +141,23 @@ _fbt_family_mirrors_uncached(Oid ourfamily, Oid btfamily)
 static bool
 _fbt_family_mirrors(Oid ourfamily, Oid btfamily)
 {
-	FbtFamilyPair key;
-	FbtFamilyMirror *entry;
-	bool		found;
+	FbtFamilyMirror *slot;
+	uint64		generation = fbt_mirror_generation;
 	bool		mirrors;
 
-	if (fbt_mirror_cache == NULL)
-	{
-		HASHCTL		ctl;
+	slot = &fbt_mirror_slots[(ourfamily * 31 + btfamily) % FBT_MIRROR_SLOTS];
+	if (slot->generation == generation && slot->ourfamily == ourfamily &&
+		slot->btfamily == btfamily)
+		return slot->mirrors;
 
-		ctl.keysize = sizeof(FbtFamilyPair);
-		ctl.entrysize = sizeof(FbtFamilyMirror);
-		ctl.hcxt = CacheMemoryContext;
-		fbt_mirror_cache = hash_create("fastbtree opfamily mirrors", 64, &ctl,
-									   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
-	memset(&key, 0, sizeof(key));
-	key.ourfamily = ourfamily;
-	key.btfamily = btfamily;
-	entry = hash_search(fbt_mirror_cache, &key, HASH_FIND, NULL);
-	if (entry != NULL)
-		return entry->mirrors;
-
-	/* the lookups may invalidate (and so destroy) the cache: enter after */
+	/* an invalidation during the lookups makes the answer unfit to keep */
 	mirrors = _fbt_family_mirrors_uncached(ourfamily, btfamily);
-	if (fbt_mirror_cache != NULL)
+	if (fbt_mirror_generation == generation)
 	{
-		entry = hash_search(fbt_mirror_cache, &key, HASH_ENTER, &found);
-		entry->mirrors = mirrors;
+		slot->ourfamily = ourfamily;
+		slot->btfamily = btfamily;
+		slot->mirrors = mirrors;
+		slot->generation = generation;
 	}
 	return mirrors;
 }
@@ -182,7 +169,6 @@ _fbt_family_mirrors(Oid ourfamily, Oid btfamily)
 static void
 _fbt_plan_index_as_btree(IndexOptInfo *index)
 {
-	Oid		   *btfamilies;
 	int			i;
 
 	/* plancat found no btree ordering for some column: not ours to map */
@@ -192,10 +178,8 @@ _fbt_plan_index_as_btree(IndexOptInfo *index)
 		if (!_fbt_family_mirrors(index->opfamily[i], index->sortopfamily[i]))
 			return;
 
-	btfamilies = palloc(sizeof(Oid) * index->nkeycolumns);
-	memcpy(btfamilies, index->sortopfamily, sizeof(Oid) * index->nkeycolumns);
-	index->opfamily = btfamilies;
-	index->sortopfamily = btfamilies;
+	/* as plancat does for btree: one array serves both */
+	index->opfamily = index->sortopfamily;
 	index->relam = BTREE_AM_OID;
 }
 

@@ -576,6 +576,7 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 	Relation	rel = scan->indexRelation;
 	int			nkeys = scan->numberOfKeys;
 	bool		haseq[INDEX_MAX_KEYS];
+	bool		hadkeys;
 	MemoryContext oldcxt;
 	int			i;
 
@@ -619,6 +620,7 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 			return;
 		}
 	}
+	hadkeys = so->keysPrepared;
 	so->keysPrepared = true;
 	so->keysFastCompare = fbt_fast_compare;
 	if (so->sortContext != NULL)
@@ -646,7 +648,7 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 	for (i = 0; i < nkeys; i++)
 	{
 		ScanKey		key = &so->keyData[i];
-		FmgrInfo	kept = key->sk_func;
+		FmgrInfo	kept;
 		int			col;
 		int16		indoption;
 		StrategyNumber strat;
@@ -657,8 +659,10 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 		 * array operators build one; the executor's copy never gets one,
 		 * since only ours is called).
 		 */
+		if (hadkeys)
+			kept = key->sk_func;
 		memcpy(key, &scan->keyData[i], sizeof(ScanKeyData));
-		if (kept.fn_oid == key->sk_func.fn_oid)
+		if (hadkeys && kept.fn_oid == key->sk_func.fn_oid)
 			key->sk_func = kept;
 		if (key->sk_attno < 1 ||
 			key->sk_attno > IndexRelationGetNumberOfKeyAttributes(rel))
