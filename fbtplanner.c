@@ -66,7 +66,6 @@ bool		fbt_plan_as_btree = true;
 
 static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
 
-/* (fastbtree family, btree family) -> whether the two have equal members */
 /*
  * The mirror cache: direct-mapped slots of (our family, btree family) ->
  * answer, valid while their generation is the current one.  A miss costs
