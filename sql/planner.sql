@@ -27,9 +27,7 @@
 --
 CREATE SCHEMA fbt_planner;
 SET search_path = fbt_planner, public;
-SET jit = off;
-SET max_parallel_workers_per_gather = 0;
-SET default_statistics_target = 1000;
+\i sql/include/scan_helpers.sql
 -- PostgreSQL 15's NOTICE for unique fastbtree indexes is unique_core's
 SET client_min_messages = warning;
 
@@ -221,18 +219,9 @@ SELECT * FROM on_off('equivalence class',
 --
 INSERT INTO te_bt SELECT g, repeat('x', 50) FROM generate_series(10001, 14000) g;
 INSERT INTO te_fbt SELECT g, repeat('x', 50) FROM generate_series(10001, 14000) g;
-CREATE FUNCTION est_rows(q text) RETURNS float8
-LANGUAGE plpgsql AS $$
-DECLARE
-	p json;
-BEGIN
-	EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO p;
-	RETURN (p -> 0 -> 'Plan' ->> 'Plan Rows')::float8;
-END
-$$;
 SELECT s.setting AS plan_as_btree,
-	est_rows('SELECT * FROM te_bt WHERE k > 10500') AS btree_estimate,
-	est_rows('SELECT * FROM te_fbt WHERE k > 10500') AS fastbtree_estimate
+	plan_value('SELECT * FROM te_bt WHERE k > 10500', 'Plan Rows') AS btree_estimate,
+	plan_value('SELECT * FROM te_fbt WHERE k > 10500', 'Plan Rows') AS fastbtree_estimate
 FROM (VALUES ('on'), ('off')) s(setting),
 	LATERAL set_config('fastbtree.plan_as_btree', s.setting, false) x;
 RESET fastbtree.plan_as_btree;

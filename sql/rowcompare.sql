@@ -243,20 +243,11 @@ CREATE INDEX ON ks_fbt USING fastbtree (a, id);
 VACUUM ANALYZE ks_bt, ks_fbt;
 SELECT c.*
 FROM cmp('SELECT * FROM ks_AM WHERE (a, id) < (0, 10) ORDER BY a DESC, id DESC') c;
-CREATE FUNCTION total_cost(q text) RETURNS float8
-LANGUAGE plpgsql AS $$
-DECLARE
-	p json;
-BEGIN
-	EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO p;
-	RETURN (p -> 0 -> 'Plan' ->> 'Total Cost')::float8;
-END
-$$;
 CALL use_indexscan();
-SELECT (total_cost('SELECT * FROM ks_fbt WHERE (a, id) < (0, 10)') >
-		10 * total_cost('SELECT * FROM ks_bt WHERE (a, id) < (0, 10)')) =
+SELECT (plan_value('SELECT * FROM ks_fbt WHERE (a, id) < (0, 10)', 'Total Cost') >
+		10 * plan_value('SELECT * FROM ks_bt WHERE (a, id) < (0, 10)', 'Total Cost')) =
 	(current_setting('server_version_num')::int < 180000) AS dearer_as_expected,
-	total_cost('SELECT * FROM ks_fbt WHERE (a, id) < (0, 10)') =
-	total_cost('SELECT * FROM ks_bt WHERE (a, id) < (0, 10)') AS same_cost;
+	plan_value('SELECT * FROM ks_fbt WHERE (a, id) < (0, 10)', 'Total Cost') =
+	plan_value('SELECT * FROM ks_bt WHERE (a, id) < (0, 10)', 'Total Cost') AS same_cost;
 
 DROP SCHEMA fbt_rowcompare CASCADE;

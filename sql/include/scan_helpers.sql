@@ -203,6 +203,18 @@ BEGIN
 END
 $$;
 
+-- plan_value(q, field): a number of the top node of q's plan (EXPLAIN
+-- FORMAT JSON, with costs): "Plan Rows", "Total Cost", ...
+CREATE FUNCTION plan_value(q text, field text) RETURNS float8
+LANGUAGE plpgsql AS $$
+DECLARE
+	p json;
+BEGIN
+	EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO p;
+	RETURN (p -> 0 -> 'Plan' ->> field)::float8;
+END
+$$;
+
 -- index_searches(q): the sum of the "Index Searches" counts of q's plan
 -- under EXPLAIN ANALYZE (PostgreSQL 18 shows them: the descents of each
 -- index scan node, across its loops); NULL when the server shows none
