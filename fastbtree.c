@@ -42,6 +42,12 @@ _PG_init(void)
 					  "Packs fastbtree index pages only to this percentage",
 					  FBT_DEFAULT_FILLFACTOR, FBT_MIN_FILLFACTOR, 100,
 					  ShareUpdateExclusiveLock);
+	add_real_reloption(fbt_relopt_kind, "vacuum_cleanup_index_scale_factor",
+					   "Accepted as btree accepts it; has no effect (btree ignores it since PostgreSQL 14)",
+					   -1, 0.0, 1e10, ShareUpdateExclusiveLock);
+	add_bool_reloption(fbt_relopt_kind, "deduplicate_items",
+					   "Accepted as btree accepts it; has no effect yet (fastbtree does not merge duplicates into posting lists)",
+					   true, ShareUpdateExclusiveLock);
 
 	DefineCustomBoolVariable("fastbtree.fast_compare",
 							 "Compares keys of common fixed-width types and \"C\"-collated text as machine values.",
@@ -104,13 +110,20 @@ _PG_init(void)
  *
  * reloptions: the text[] datum from pg_class; validate: raise errors for
  * unknown or out-of-range options (22023 invalid_parameter_value, with
- * core's messages).  Returns a palloc'd FbtOptions, or NULL if none set.
+ * core's messages).  The options are btree's three, with btree's bounds:
+ * fillfactor (leaf pages, percent), and vacuum_cleanup_index_scale_factor
+ * and deduplicate_items, accepted without effect (see FbtOptions).
+ * Returns a palloc'd FbtOptions, or NULL if none set.
  */
 bytea *
 fbtoptions(Datum reloptions, bool validate)
 {
 	static const relopt_parse_elt tab[] = {
-		{"fillfactor", RELOPT_TYPE_INT, offsetof(FbtOptions, fillfactor)}
+		{"fillfactor", RELOPT_TYPE_INT, offsetof(FbtOptions, fillfactor)},
+		{"vacuum_cleanup_index_scale_factor", RELOPT_TYPE_REAL,
+		offsetof(FbtOptions, vacuum_cleanup_index_scale_factor)},
+		{"deduplicate_items", RELOPT_TYPE_BOOL,
+		offsetof(FbtOptions, deduplicate_items)}
 	};
 
 	return (bytea *) build_reloptions(reloptions, validate, fbt_relopt_kind,

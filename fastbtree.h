@@ -492,6 +492,13 @@ typedef struct FbtOptions
 {
 	int32		varlena_header_;	/* varlena header (do not touch) */
 	int			fillfactor;		/* leaf fillfactor, percent */
+	/*
+	 * btree's other two reloptions, accepted with btree's bounds so that
+	 * btree DDL works unchanged; neither has an effect yet: fastbtree does
+	 * not deduplicate, and btree itself ignores the scale factor since 14
+	 */
+	float8		vacuum_cleanup_index_scale_factor;
+	bool		deduplicate_items;
 } FbtOptions;
 
 #define FbtGetFillFactor(rel) \

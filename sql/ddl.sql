@@ -88,10 +88,20 @@ SELECT * FROM both_ams('CREATE INDEX ro_@_k ON ro_@ USING @ (k) WITH (fillfactor
 SELECT * FROM both_ams('CREATE INDEX ro_@_k ON ro_@ USING @ (k) WITH (fillfactor = ''abc'')');
 SELECT * FROM both_ams('CREATE INDEX ro_@_k ON ro_@ USING @ (k) WITH (foo = 1)');
 SELECT * FROM both_ams('CREATE INDEX ro_@_k ON ro_@ USING @ (k) WITH (fillfactor = 10, fillfactor = 20)');
--- btree knows deduplicate_items; fastbtree has no deduplication (yet) and
--- does not know the option
+-- btree's other reloptions are accepted as btree accepts them, with its
+-- bounds and errors (fastbtree does not deduplicate yet, and btree ignores
+-- the scale factor since 14: both have no effect); pg_class shows them
 SELECT * FROM both_ams('CREATE INDEX ro_@_dd ON ro_@ USING @ (k) WITH (deduplicate_items = off)');
-SELECT * FROM both_ams('DROP INDEX IF EXISTS ro_@_dd');
+SELECT * FROM both_ams('CREATE INDEX ro_@_dd2 ON ro_@ USING @ (k) WITH (deduplicate_items = maybe)');
+SELECT * FROM both_ams('ALTER INDEX ro_@_dd SET (deduplicate_items = on, vacuum_cleanup_index_scale_factor = 0.5)');
+SELECT * FROM both_ams('ALTER INDEX ro_@_dd SET (vacuum_cleanup_index_scale_factor = -1)');
+SELECT * FROM both_ams('ALTER INDEX ro_@_dd SET (vacuum_cleanup_index_scale_factor = 1e11)');
+SELECT * FROM both_ams('CREATE INDEX ro_@_vc ON ro_@ USING @ (k) WITH (vacuum_cleanup_index_scale_factor = 0)');
+SELECT replace(relname, 'fastbtree', 'AM') AS index, reloptions
+FROM pg_class WHERE relname IN ('ro_btree_dd', 'ro_fastbtree_dd', 'ro_btree_vc', 'ro_fastbtree_vc')
+ORDER BY relname;
+SELECT * FROM both_ams('ALTER INDEX ro_@_dd RESET (deduplicate_items, vacuum_cleanup_index_scale_factor)');
+SELECT * FROM both_ams('DROP INDEX IF EXISTS ro_@_dd, ro_@_vc');
 SELECT * FROM both_ams('CREATE INDEX ro_@_k ON ro_@ USING @ (k) WITH (fillfactor = 10)');
 SELECT * FROM both_ams('ALTER INDEX ro_@_k SET (fillfactor = 5)');
 SELECT * FROM both_ams('ALTER INDEX ro_@_k SET (fillfactor = 100)');
