@@ -11,8 +11,9 @@
 # the repository gets no build products or test outputs.  pg_regress and
 # pg_isolation_regress need a running server; this script starts a throwaway
 # cluster for them (unix socket in the temporary directory only, a free port
-# in 55000-55999, fsync and autovacuum off) and always stops it and removes the directory on
-# exit.  The TAP tests start their own clusters (PostgreSQL::Test::Cluster).
+# in 55000-55999, fsync and autovacuum off) and always stops it and removes
+# the directory on exit.  The TAP tests start their own clusters
+# (PostgreSQL::Test::Cluster).
 #
 # Each suite runs through PGXS's "make installcheck", one suite per make
 # invocation (the other two switched off on the command line), so that a
