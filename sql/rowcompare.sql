@@ -96,38 +96,32 @@ LANGUAGE sql AS $$
 		plan_conds(replace(q, '_AM', '_bt'), '_bt')
 $$;
 
+-- rc_run(cols, tbl, tail, parity): same_plan() and cmp() of "SELECT cols
+-- FROM tbl_AM WHERE qual tail" for the rows of rquals (those whose n has
+-- that parity, if given); the mixed-order index d leaves row 14 out (below)
+CREATE FUNCTION rc_run(cols text, tbl text, tail text, parity int DEFAULT NULL)
+RETURNS TABLE (n int, qual text, same_plan bool, scan text, nrows int,
+	same_order bool, setdiff bigint)
+LANGUAGE sql AS $$
+	SELECT q.n, q.qual, same_plan(x.q), c.*
+	FROM rquals q,
+		LATERAL (SELECT 'SELECT ' || cols || ' FROM ' || tbl || '_AM WHERE ' ||
+				 q.qual || tail) x(q),
+		cmp(x.q) c
+	WHERE (parity IS NULL OR q.n % 2 = parity) AND NOT (tbl = 'd' AND q.n = 14)
+	ORDER BY q.n
+$$;
+
 CALL use_indexscan();
-SELECT q.n, q.qual, same_plan(x.q), c.*
-FROM rquals q,
-	LATERAL (SELECT 'SELECT a, b, c, id FROM r_AM WHERE ' || q.qual ||
-			 ' ORDER BY a, b, c') x(q),
-	cmp(x.q) c
-ORDER BY q.n;
-SELECT q.n, q.qual, same_plan(x.q), c.*
-FROM rquals q,
-	LATERAL (SELECT 'SELECT a, b, c, id FROM r_AM WHERE ' || q.qual ||
-			 ' ORDER BY a DESC, b DESC, c DESC') x(q),
-	cmp(x.q) c
-ORDER BY q.n;
+SELECT * FROM rc_run('a, b, c, id', 'r', ' ORDER BY a, b, c');
+SELECT * FROM rc_run('a, b, c, id', 'r', ' ORDER BY a DESC, b DESC, c DESC');
 -- the mixed-order index, forward and backward.  Row 14 is left out: on a
 -- DESC first column, "(a, b) >= (NULL, 3)" fails an assertion in 18.6's
 -- nbtree itself (nbtpreprocesskeys.c, "subkey->sk_strategy ==
 -- skey->sk_strategy"), so the btree twin cannot run it in assertion
 -- builds; fastbtree answers it (no rows) below.
-SELECT q.n, q.qual, same_plan(x.q), c.*
-FROM rquals q,
-	LATERAL (SELECT 'SELECT a, b, c, id FROM d_AM WHERE ' || q.qual ||
-			 ' ORDER BY a DESC, b NULLS FIRST, c DESC NULLS LAST') x(q),
-	cmp(x.q) c
-WHERE q.n <> 14
-ORDER BY q.n;
-SELECT q.n, q.qual, same_plan(x.q), c.*
-FROM rquals q,
-	LATERAL (SELECT 'SELECT a, b, c, id FROM d_AM WHERE ' || q.qual ||
-			 ' ORDER BY a, b DESC NULLS LAST, c NULLS FIRST') x(q),
-	cmp(x.q) c
-WHERE q.n <> 14
-ORDER BY q.n;
+SELECT * FROM rc_run('a, b, c, id', 'd', ' ORDER BY a DESC, b NULLS FIRST, c DESC NULLS LAST');
+SELECT * FROM rc_run('a, b, c, id', 'd', ' ORDER BY a, b DESC NULLS LAST, c NULLS FIRST');
 -- the first rows of a few, to see them
 SELECT a, b, c, id FROM r_fbt WHERE (a, b) > (5, 3) ORDER BY a, b, c, id LIMIT 3;
 SELECT a, b, c, id FROM r_fbt WHERE (a, b, c) <= (5, 3, 'k07') ORDER BY a DESC, b DESC, c DESC LIMIT 3;
@@ -136,27 +130,11 @@ SELECT count(*) FROM r_fbt WHERE (a, b, c) <= (2, NULL, 'k00');
 SELECT count(*) FROM d_fbt WHERE (a, b) >= (NULL, 3);
 
 CALL use_indexonlyscan();
-SELECT q.n, q.qual, same_plan(x.q), c.*
-FROM rquals q,
-	LATERAL (SELECT 'SELECT a, b, c FROM r_AM WHERE ' || q.qual ||
-			 ' ORDER BY a, b, c') x(q),
-	cmp(x.q) c
-WHERE q.n % 2 = 0
-ORDER BY q.n;
-SELECT q.n, q.qual, same_plan(x.q), c.*
-FROM rquals q,
-	LATERAL (SELECT 'SELECT a, b, c FROM d_AM WHERE ' || q.qual ||
-			 ' ORDER BY a, b DESC NULLS LAST, c NULLS FIRST') x(q),
-	cmp(x.q) c
-WHERE q.n % 2 = 1 AND q.n <> 14
-ORDER BY q.n;
+SELECT * FROM rc_run('a, b, c', 'r', ' ORDER BY a, b, c', 0);
+SELECT * FROM rc_run('a, b, c', 'd', ' ORDER BY a, b DESC NULLS LAST, c NULLS FIRST', 1);
 
 CALL use_bitmapscan();
-SELECT q.n, q.qual, same_plan(x.q), c.*
-FROM rquals q,
-	LATERAL (SELECT 'SELECT a, b, c, id FROM r_AM WHERE ' || q.qual) x(q),
-	cmp(x.q) c
-ORDER BY q.n;
+SELECT * FROM rc_run('a, b, c, id', 'r', '');
 
 --
 -- Scrollable cursors: forward, backward, and back again across leaves
