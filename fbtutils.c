@@ -1002,6 +1002,21 @@ _fbt_array_member(FbtScanOpaque so, int i, Datum datum)
 }
 
 /*
+ * A tuple NULL in the column of a key with these flags fails the key; does
+ * that end the scan in direction dir?  Yes when the key is required and the
+ * scan moves towards the end of the index where NULLs lie past every
+ * non-NULL value (nbtree's rule).
+ */
+static inline bool
+_fbt_null_ends_scan(int flags, ScanDirection dir)
+{
+	if (!(flags & (FBT_SK_REQFWD | FBT_SK_REQBKWD)))
+		return false;
+	return (flags & FBT_SK_NULLS_FIRST) ? ScanDirectionIsBackward(dir) :
+		ScanDirectionIsForward(dir);
+}
+
+/*
  * _fbt_check_rowcompare() -- does tuple (tupnatts attributes present)
  * satisfy row comparison key header?  The members are compared in order
  * with their three-way procs until one differs; that member's strategy
@@ -1037,11 +1052,7 @@ _fbt_check_rowcompare(ScanKey header, IndexTuple tuple, int tupnatts,
 
 			if (isNull)
 			{
-				bool		nullsfirst = (m->sk_flags & FBT_SK_NULLS_FIRST) != 0;
-
-				if ((m->sk_flags & (FBT_SK_REQFWD | FBT_SK_REQBKWD)) &&
-					(nullsfirst ? ScanDirectionIsBackward(dir) :
-					 ScanDirectionIsForward(dir)))
+				if (_fbt_null_ends_scan(m->sk_flags, dir))
 					*continuescan = false;
 				return false;
 			}
@@ -1145,12 +1156,7 @@ _fbt_checkkeys(IndexScanDesc scan, IndexTuple tuple, int tupnatts,
 
 		if (isNull)
 		{
-			bool		nullsfirst = (key->sk_flags & FBT_SK_NULLS_FIRST) != 0;
-
-			/* NULLs lie past every non-NULL value at one end of the index */
-			if ((key->sk_flags & (FBT_SK_REQFWD | FBT_SK_REQBKWD)) &&
-				(nullsfirst ? ScanDirectionIsBackward(dir) :
-				 ScanDirectionIsForward(dir)))
+			if (_fbt_null_ends_scan(key->sk_flags, dir))
 				*continuescan = false;
 			return false;
 		}
