@@ -7,6 +7,7 @@ OBJS = \
 	fbtcheck.o \
 	fbtcompare.o \
 	fbtdebug.o \
+	fbtdelete.o \
 	fbtinsert.o \
 	fbtinspect.o \
 	fbtpage.o \

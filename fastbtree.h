@@ -754,6 +754,16 @@ extern int32 _fbt_compare(Relation rel, FbtScanInsert key, Buffer buf,
 						  OffsetNumber offnum);
 extern OffsetNumber _fbt_binsrch(Relation rel, FbtScanInsert key, Buffer buf);
 
+/* fbtdelete.c */
+extern void _fbt_update_has_garbage(Page img);
+extern void _fbt_log_conflict_horizon(Relation rel, Relation heapRel,
+									  BlockNumber blkno,
+									  TransactionId horizon);
+extern bool _fbt_delete_before_split(Relation rel, Relation heapRel,
+									 Buffer buf, Size newitemsz,
+									 bool checkingunique, bool uniquedup,
+									 bool indexUnchanged);
+
 /* fbtinsert.c */
 extern bool fbtinsert(Relation rel, Datum *values, bool *isnull,
 					  ItemPointer ht_ctid, Relation heapRel,

@@ -12,6 +12,7 @@
 #define FBTCOMPAT_H
 
 #include "access/genam.h"
+#include "access/nbtxlog.h"
 #include "access/relscan.h"
 #include "commands/vacuum.h"
 #include "storage/bufpage.h"
@@ -182,5 +183,29 @@ extern StrategyNumber bttranslatecmptype(CompareType cmptype, Oid opfamily);
 #else
 #define FBT_SET_VERSION_CALLBACKS(amroutine)	((void) 0)
 #endif
+
+/*
+ * Fill btree's conflict-only WAL record, XLOG_BTREE_REUSE_PAGE, for index
+ * rel (on table heapRel) and block blkno with the snapshot-conflict horizon
+ * (fbtdelete.c, _fbt_log_conflict_horizon()).  Until 15 the record names
+ * the relation by RelFileNode and calls the horizon latestRemovedFullXid;
+ * since 16 a RelFileLocator and snapshotConflictHorizon, with isCatalogRel
+ * (set, as nbtree sets it, for tables logical decoding on a standby reads).
+ */
+static inline void
+fbt_fill_reuse_page(xl_btree_reuse_page *xlrec, Relation rel,
+					Relation heapRel, BlockNumber blkno,
+					FullTransactionId horizon)
+{
+	xlrec->block = blkno;
+#if PG_VERSION_NUM >= 160000
+	xlrec->locator = rel->rd_locator;
+	xlrec->snapshotConflictHorizon = horizon;
+	xlrec->isCatalogRel = RelationIsAccessibleInLogicalDecoding(heapRel);
+#else
+	xlrec->node = rel->rd_node;
+	xlrec->latestRemovedFullXid = horizon;
+#endif
+}
 
 #endif							/* FBTCOMPAT_H */

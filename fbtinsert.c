@@ -40,7 +40,8 @@ static TransactionId _fbt_check_unique(Relation rel, IndexTuple itup,
 									   FbtScanInsert key,
 									   IndexUniqueCheck checkUnique,
 									   bool *is_unique,
-									   uint32 *speculativeToken);
+									   uint32 *speculativeToken,
+									   bool *sawdup);
 static Buffer _fbt_findinsertloc(Relation rel, FbtScanInsert key, Buffer buf,
 								 FbtStack stack, OffsetNumber *newitemoff);
 static void _fbt_insertonpg(Relation rel, Buffer buf, Buffer cbuf,
@@ -91,7 +92,11 @@ _fbt_check_item_size(Relation rel, Relation heapRel, IndexTuple itup)
  * in-progress inserters first), _PARTIAL (never wait or error: report a
  * possible duplicate by returning false) or _EXISTING (recheck of an entry
  * already inserted: error on a duplicate, insert nothing), exactly as
- * btree.  Returns false only for a possible duplicate under _PARTIAL.
+ * btree.  indexUnchanged: the executor's hint that the entry is a
+ * logically unchanged copy of an existing one (a non-HOT UPDATE).  A full
+ * target leaf first has its dead entries deleted, if any can be
+ * (fbtdelete.c), and is split only if that frees too little.  Returns
+ * false only for a possible duplicate under _PARTIAL.
  * Holds no locks or pins on return.  Errors: 23505 unique_violation with
  * btree's text, 54000 for an oversized row.
  */
@@ -104,6 +109,7 @@ fbtinsert(Relation rel, Datum *values, bool *isnull, ItemPointer ht_ctid,
 	FbtScanInsert key;
 	bool		checkingunique = (checkUnique != UNIQUE_CHECK_NO);
 	bool		is_unique = true;
+	bool		sawdup = false;
 
 	itup = index_form_tuple(RelationGetDescr(rel), values, isnull);
 	itup->t_tid = *ht_ctid;
@@ -138,7 +144,7 @@ fbtinsert(Relation rel, Datum *values, bool *isnull, ItemPointer ht_ctid,
 
 			xwait = _fbt_check_unique(rel, itup, heapRel, buf, key,
 									  checkUnique, &is_unique,
-									  &speculativeToken);
+									  &speculativeToken, &sawdup);
 			if (TransactionIdIsValid(xwait))
 			{
 				/* wait for the other inserter, then start over */
@@ -169,6 +175,15 @@ fbtinsert(Relation rel, Datum *values, bool *isnull, ItemPointer ht_ctid,
 			_fbt_freestack(stack);
 			continue;
 		}
+
+		/* a full leaf: delete dead entries rather than split, if it can */
+		if (PageGetFreeSpace(BufferGetPage(buf)) <
+			MAXALIGN(IndexTupleSize(itup)) &&
+			_fbt_delete_before_split(rel, heapRel, buf,
+									 MAXALIGN(IndexTupleSize(itup)),
+									 checkingunique, sawdup, indexUnchanged))
+			newitemoff = _fbt_binsrch(rel, key, buf);
+
 		_fbt_insertonpg(rel, buf, InvalidBuffer, stack, itup, newitemoff);
 		_fbt_freestack(stack);
 		break;
@@ -191,6 +206,9 @@ fbtinsert(Relation rel, Datum *values, bool *isnull, ItemPointer ht_ctid,
  * snapshot is marked LP_DEAD (an unlogged hint, see the loop), so churned
  * keys do not send every later check to the heap again.
  *
+ * *sawdup is set when any entry with an equal key is met (live or dead):
+ * a hint for deletion before a split (fbtdelete.c).
+ *
  * Returns the xid to wait for (with *speculativeToken) if an equal entry's
  * inserter or deleter is still in progress; otherwise
  * InvalidTransactionId, having raised 23505 for a live duplicate, or, for
@@ -201,7 +219,7 @@ fbtinsert(Relation rel, Datum *values, bool *isnull, ItemPointer ht_ctid,
 static TransactionId
 _fbt_check_unique(Relation rel, IndexTuple itup, Relation heapRel,
 				  Buffer buf, FbtScanInsert key, IndexUniqueCheck checkUnique,
-				  bool *is_unique, uint32 *speculativeToken)
+				  bool *is_unique, uint32 *speculativeToken, bool *sawdup)
 {
 	SnapshotData SnapshotDirty;
 	Buffer		nbuf = InvalidBuffer;
@@ -228,6 +246,7 @@ _fbt_check_unique(Relation rel, IndexTuple itup, Relation heapRel,
 			if (_fbt_compare(rel, key, BufferIsValid(nbuf) ? nbuf : buf,
 							 offset) != 0)
 				break;			/* past the equal entries */
+			*sawdup = true;
 
 			curitup = (IndexTuple) PageGetItem(page, curitemid);
 			htid = curitup->t_tid;

@@ -28,24 +28,6 @@
 #include "fastbtree.h"
 
 /*
- * Clear FBTP_HAS_GARBAGE on a leaf image that has no LP_DEAD entry left.
- * The flag must stay set while any entry is LP_DEAD: fbtpage.c relies on
- * it to carry the hints in WAL records.  Entries marked dead but not
- * reported dead by the callback stay, and so does the flag.
- */
-static void
-_fbt_update_has_garbage(Page img)
-{
-	OffsetNumber maxoff = PageGetMaxOffsetNumber(img);
-	OffsetNumber off;
-
-	for (off = FirstOffsetNumber; off <= maxoff; off++)
-		if (ItemIdIsDead(PageGetItemId(img, off)))
-			return;
-	FbtPageGetOpaque(img)->fbto_flags &= ~FBTP_HAS_GARBAGE;
-}
-
-/*
  * Clean one leaf: delete entries the callback reports dead; count the rest.
  * buf is pinned and cleanup-locked by the caller.
  */

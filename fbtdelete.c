@@ -1,0 +1,383 @@
+/*-------------------------------------------------------------------------
+ *
+ * fbtdelete.c
+ *	  Deletion of dead entries from a full leaf, tried before the leaf is
+ *	  split (nbtree README, "Simple deletion" and "Bottom-Up deletion"),
+ *	  and the recovery-conflict record that must precede any removal of
+ *	  entries that a standby query might still need.
+ *
+ * Simple deletion removes the entries marked LP_DEAD by scans
+ * (kill_prior_tuple) and by unique checks, plus, in passing, unmarked
+ * entries whose heap tuples the table AM finds dead while it visits the
+ * same heap blocks anyway.  Bottom-up deletion is for version churn: when
+ * the executor says the incoming entry is a logically unchanged copy of
+ * an existing one (a non-HOT UPDATE that did not change this index's
+ * columns), or when a unique index already holds an equal key, every entry
+ * of the leaf is offered to the table AM, those in runs of equal keys
+ * marked "promising", and the table AM deletes what it can cheaply prove
+ * dead until a target amount of space is free.  Both leave the decision
+ * of what is dead to the table AM (table_index_delete_tuples()), which
+ * also reports the newest xid among the deleted entries' heap tuples: the
+ * snapshot-conflict horizon.
+ *
+ * Hot standby.  The entries are removed with a generic WAL record, which
+ * has no room for a conflict horizon; a standby that replayed only that
+ * record could run a query whose snapshot still sees the deleted heap
+ * tuples (they need not have been pruned from the heap yet) through an
+ * index that no longer holds them, and return too few rows.  So, before
+ * the generic record, _fbt_log_conflict_horizon() logs btree's own
+ * conflict-only record, XLOG_BTREE_REUSE_PAGE: its redo changes no page,
+ * it only cancels (or waits out, per max_standby_streaming_delay) the
+ * standby queries whose snapshots could see an xid up to the horizon,
+ * exactly what replaying btree's own deletion record does.  It needs no
+ * preloaded library: the btree resource manager is always present.  See
+ * README.design, "Hot standby".
+ *
+ * Locking: the caller holds the leaf exclusively locked throughout, as
+ * nbtree's deletion does; no cleanup lock is needed because no heap TID
+ * that a deleted entry pointed to can be reused before VACUUM, which takes
+ * a cleanup lock on every leaf.  A scan that still holds a position on the
+ * leaf has copied its entries; its later LP_DEAD marking looks each one up
+ * by heap TID (fbtscan.c), so entries that moved left are at worst not
+ * marked.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/nbtxlog.h"
+#include "access/tableam.h"
+#include "access/transam.h"
+#include "access/xloginsert.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
+
+#include "fastbtree.h"
+
+/*
+ * _fbt_update_has_garbage() -- clear FBTP_HAS_GARBAGE on a leaf image that
+ * has no LP_DEAD entry left.
+ *
+ * img: the working image of a leaf (from _fbt_wal_register()).  The flag
+ * must stay set while any entry is LP_DEAD: fbtpage.c relies on it to
+ * carry the hints in WAL records.  No locks of its own; no errors.
+ */
+void
+_fbt_update_has_garbage(Page img)
+{
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(img);
+	OffsetNumber off;
+
+	for (off = FirstOffsetNumber; off <= maxoff; off++)
+		if (ItemIdIsDead(PageGetItemId(img, off)))
+			return;
+	FbtPageGetOpaque(img)->fbto_flags &= ~FBTP_HAS_GARBAGE;
+}
+
+/*
+ * The full (epoch-qualified) form of xid, which must be a normal xid that
+ * is not in the future: the horizon table_index_delete_tuples() returned.
+ */
+static FullTransactionId
+_fbt_full_xid(TransactionId xid)
+{
+	FullTransactionId next = ReadNextFullTransactionId();
+	uint32		epoch = EpochFromFullTransactionId(next);
+
+	/* an xid numerically above next's belongs to the previous epoch */
+	if (xid > XidFromFullTransactionId(next) && epoch > 0)
+		epoch--;
+	return FullTransactionIdFromEpochAndXid(epoch, xid);
+}
+
+/*
+ * _fbt_log_conflict_horizon() -- WAL-log a recovery conflict for standby
+ * queries whose snapshots may still see heap tuples up to horizon, before
+ * index entries (or pages) pointing to them are removed.
+ *
+ * rel: the index; heapRel: its table; blkno: the index block about to
+ * change (for pg_waldump only); horizon: the newest xid among the removed
+ * entries' heap tuples, as table_index_delete_tuples() returns it
+ * (InvalidTransactionId: nothing to conflict with, no record).  Logs
+ * btree's XLOG_BTREE_REUSE_PAGE record, whose redo only resolves the
+ * conflict (see the file header), and only when a standby could be
+ * running queries: wal_level replica or higher and a WAL-logged relation.
+ * Call it before the record that removes the entries, holding whatever
+ * locks that change needs; it takes none.  Errors: those of XLogInsert().
+ */
+void
+_fbt_log_conflict_horizon(Relation rel, Relation heapRel, BlockNumber blkno,
+						  TransactionId horizon)
+{
+	xl_btree_reuse_page xlrec;
+
+	if (!TransactionIdIsNormal(horizon) || !XLogStandbyInfoActive() ||
+		!RelationNeedsWAL(rel))
+		return;
+
+	memset(&xlrec, 0, sizeof(xlrec));
+	fbt_fill_reuse_page(&xlrec, rel, heapRel, blkno, _fbt_full_xid(horizon));
+
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, SizeOfBtreeReusePage);
+	XLogInsert(RM_BTREE_ID, XLOG_BTREE_REUSE_PAGE);
+}
+
+/* qsort comparator of offset numbers */
+static int
+_fbt_offnum_cmp(const void *a, const void *b)
+{
+	OffsetNumber x = *(const OffsetNumber *) a;
+	OffsetNumber y = *(const OffsetNumber *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* qsort comparator of block numbers */
+static int
+_fbt_blkno_cmp(const void *a, const void *b)
+{
+	BlockNumber x = *(const BlockNumber *) a;
+	BlockNumber y = *(const BlockNumber *) b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Add the entry at offnum to delstate.  knowndead: marked LP_DEAD (simple
+ * deletion only); promising: in a run of equal keys (bottom-up only).
+ */
+static void
+_fbt_add_candidate(TM_IndexDeleteOp *delstate, Page page, OffsetNumber offnum,
+				   IndexTuple itup, bool knowndead, bool promising)
+{
+	int			n = delstate->ndeltids;
+
+	delstate->deltids[n].tid = itup->t_tid;
+	delstate->deltids[n].id = n;
+	delstate->status[n].idxoffnum = offnum;
+	delstate->status[n].knowndeletable = knowndead;
+	delstate->status[n].promising = promising;
+	delstate->status[n].freespace =
+		ItemIdGetLength(PageGetItemId(page, offnum)) + sizeof(ItemIdData);
+	delstate->ndeltids++;
+}
+
+/*
+ * Ask the table AM which candidates of delstate are dead to every
+ * snapshot, then delete those entries from the leaf buf (exclusively
+ * locked) in one WAL record, after the conflict record.  Returns the
+ * number of entries deleted.
+ */
+static int
+_fbt_delete_check_and_apply(Relation rel, Relation heapRel, Buffer buf,
+							TM_IndexDeleteOp *delstate)
+{
+	OffsetNumber deletable[MaxIndexTuplesPerPage];
+	int			ndeletable = 0;
+	TransactionId horizon;
+	FbtWal		wal;
+	Page		img;
+	int			i;
+
+	if (delstate->ndeltids == 0)
+		return 0;
+
+	horizon = table_index_delete_tuples(heapRel, delstate);
+
+	for (i = 0; i < delstate->ndeltids; i++)
+	{
+		TM_IndexStatus *status = &delstate->status[delstate->deltids[i].id];
+
+		if (status->knowndeletable)
+			deletable[ndeletable++] = status->idxoffnum;
+	}
+	if (ndeletable == 0)
+		return 0;
+
+	/* the table AM may have reordered the candidates */
+	qsort(deletable, ndeletable, sizeof(OffsetNumber), _fbt_offnum_cmp);
+
+	_fbt_log_conflict_horizon(rel, heapRel, BufferGetBlockNumber(buf),
+							  horizon);
+
+	_fbt_wal_start(&wal, rel);
+	img = _fbt_wal_register(&wal, buf, false);
+	PageIndexMultiDelete(img, deletable, ndeletable);
+	_fbt_update_has_garbage(img);
+	START_CRIT_SECTION();
+	_fbt_wal_finish(&wal);
+	END_CRIT_SECTION();
+
+	return ndeletable;
+}
+
+/*
+ * Simple deletion: the LP_DEAD entries of the leaf, and as extras the
+ * unmarked entries that point into the same heap blocks.
+ */
+static int
+_fbt_simple_delete(Relation rel, Relation heapRel, Buffer buf)
+{
+	Page		page = BufferGetPage(buf);
+	FbtPageOpaque opaque = FbtPageGetOpaque(page);
+	OffsetNumber minoff = P_FIRSTDATAKEY(opaque);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+	BlockNumber deadblocks[MaxIndexTuplesPerPage];
+	int			ndeadblocks = 0;
+	TM_IndexDeleteOp delstate;
+	OffsetNumber off;
+	int			ndeleted;
+
+	for (off = minoff; off <= maxoff; off++)
+	{
+		if (ItemIdIsDead(PageGetItemId(page, off)))
+		{
+			IndexTuple	itup = _fbt_getitem(rel, buf, off);
+
+			deadblocks[ndeadblocks++] = ItemPointerGetBlockNumber(&itup->t_tid);
+		}
+	}
+	if (ndeadblocks == 0)
+		return 0;
+	qsort(deadblocks, ndeadblocks, sizeof(BlockNumber), _fbt_blkno_cmp);
+
+	delstate.irel = rel;
+	delstate.iblknum = BufferGetBlockNumber(buf);
+	delstate.bottomup = false;
+	delstate.bottomupfreespace = 0;
+	delstate.ndeltids = 0;
+	delstate.deltids = palloc(MaxIndexTuplesPerPage * sizeof(TM_IndexDelete));
+	delstate.status = palloc(MaxIndexTuplesPerPage * sizeof(TM_IndexStatus));
+
+	for (off = minoff; off <= maxoff; off++)
+	{
+		IndexTuple	itup = _fbt_getitem(rel, buf, off);
+		BlockNumber hblk = ItemPointerGetBlockNumber(&itup->t_tid);
+
+		if (ItemIdIsDead(PageGetItemId(page, off)))
+			_fbt_add_candidate(&delstate, page, off, itup, true, false);
+		else if (bsearch(&hblk, deadblocks, ndeadblocks, sizeof(BlockNumber),
+						 _fbt_blkno_cmp) != NULL)
+			_fbt_add_candidate(&delstate, page, off, itup, false, false);
+	}
+
+	ndeleted = _fbt_delete_check_and_apply(rel, heapRel, buf, &delstate);
+	pfree(delstate.deltids);
+	pfree(delstate.status);
+	return ndeleted;
+}
+
+/*
+ * Bottom-up deletion: every entry of the leaf is a candidate, promising
+ * when it is in a run of two or more equal keys (old versions of rows
+ * whose indexed columns did not change).  The table AM stops once it has
+ * freed max(BLCKSZ / 16, the new entry's size) bytes, or gives up.
+ */
+static int
+_fbt_bottomup_delete(Relation rel, Relation heapRel, Buffer buf,
+					 Size newitemsz)
+{
+	Page		page = BufferGetPage(buf);
+	FbtPageOpaque opaque = FbtPageGetOpaque(page);
+	OffsetNumber minoff = P_FIRSTDATAKEY(opaque);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+	int			nkeyatts = IndexRelationGetNumberOfKeyAttributes(rel);
+	TM_IndexDeleteOp delstate;
+	OffsetNumber off;
+	OffsetNumber runstart = minoff;
+	IndexTuple	prev = NULL;
+	int			ndeleted;
+
+	if (minoff > maxoff)
+		return 0;
+
+	delstate.irel = rel;
+	delstate.iblknum = BufferGetBlockNumber(buf);
+	delstate.bottomup = true;
+	delstate.bottomupfreespace = Max(BLCKSZ / 16,
+									 newitemsz + sizeof(ItemIdData));
+	delstate.ndeltids = 0;
+	delstate.deltids = palloc(MaxIndexTuplesPerPage * sizeof(TM_IndexDelete));
+	delstate.status = palloc(MaxIndexTuplesPerPage * sizeof(TM_IndexStatus));
+
+	/*
+	 * Find the runs of equal keys: off ends the run that began at runstart
+	 * when its key differs from the previous entry's (or past the end).
+	 */
+	for (off = minoff; off <= maxoff + 1; off++)
+	{
+		IndexTuple	itup = NULL;
+
+		if (off <= maxoff)
+		{
+			itup = _fbt_getitem(rel, buf, off);
+			/* the comparison decodes every key attribute */
+			_fbt_check_attrs(rel, buf, itup);
+		}
+		if (prev != NULL &&
+			(itup == NULL || _fbt_keep_natts(rel, prev, itup) <= nkeyatts))
+		{
+			bool		promising = (off - runstart) > 1;
+			OffsetNumber o;
+
+			for (o = runstart; o < off; o++)
+				_fbt_add_candidate(&delstate, page, o,
+								   _fbt_getitem(rel, buf, o), false,
+								   promising);
+			runstart = off;
+		}
+		prev = itup;
+	}
+
+	ndeleted = _fbt_delete_check_and_apply(rel, heapRel, buf, &delstate);
+	pfree(delstate.deltids);
+	pfree(delstate.status);
+	return ndeleted;
+}
+
+/*
+ * _fbt_delete_before_split() -- try to make room for an entry of newitemsz
+ * bytes (MAXALIGN'd, without its line pointer) on a full leaf by deleting
+ * dead entries instead of splitting it.
+ *
+ * rel, heapRel: the index and its table; buf: the target leaf, pinned and
+ * exclusively locked by the caller, and still so on return.  checkingunique:
+ * the insertion is into a unique index with non-NULL keys; uniquedup: its
+ * unique check met an equal key; indexUnchanged: the executor's hint that
+ * the entry is a logically unchanged copy (aminsert's argument).  First
+ * simple deletion (nbtree README, "Simple deletion"), then, if that did not
+ * free enough and the hints suggest version churn, bottom-up deletion
+ * ("Bottom-Up deletion"), in the order and on the conditions of nbtree's
+ * _bt_delete_or_dedup_one_page().  Returns true if any entry was deleted:
+ * the caller must then search the page again for the insert offset.
+ * Errors: the table AM's corruption checks of the heap TIDs (index
+ * corrupted), and those of WAL insertion.
+ */
+bool
+_fbt_delete_before_split(Relation rel, Relation heapRel, Buffer buf,
+						 Size newitemsz, bool checkingunique, bool uniquedup,
+						 bool indexUnchanged)
+{
+	Page		page = BufferGetPage(buf);
+	int			ndeleted = 0;
+
+	Assert(P_ISLEAF(FbtPageGetOpaque(page)));
+
+	if (FbtPageGetOpaque(page)->fbto_flags & FBTP_HAS_GARBAGE)
+	{
+		ndeleted += _fbt_simple_delete(rel, heapRel, buf);
+		if (PageGetFreeSpace(page) >= newitemsz)
+			return ndeleted > 0;
+		/* dead entries there were: assume the key has versions too */
+		if (ndeleted > 0)
+			uniquedup = true;
+	}
+
+	if (checkingunique && !uniquedup)
+		return ndeleted > 0;
+	if (indexUnchanged || uniquedup)
+		ndeleted += _fbt_bottomup_delete(rel, heapRel, buf, newitemsz);
+	return ndeleted > 0;
+}
