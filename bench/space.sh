@@ -113,8 +113,14 @@ record()
 
 	b=$(index_bytes "${STEP}_bt")
 	f=$(index_bytes "${STEP}_fbt")
-	TABLE_ROWS+=("| $label | $(mb "$b") | $(mb "$f") | $(ratio "$f" "$b" | cut -c1-5) | $target |")
+	TABLE_ROWS+=("| $label | $(mb "$b") | $(mb "$f") | $(ratio3 "$f" "$b") | $target |")
 	log "$label: btree $(mb "$b") MB, $FBT_AM $(mb "$f") MB"
+}
+
+# ratio3 A B: A / B with three decimals
+ratio3()
+{
+	awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print "nan"; else printf "%.3f\n", a / b }'
 }
 
 mb()
@@ -146,7 +152,7 @@ record_blocks()
 	local label=$1 target=$2 sql=$3 b f
 
 	read -r b f <<<"$(blocks_touched "$sql")"
-	TABLE_ROWS+=("| $label | $b blocks | $f blocks | $(ratio "$f" "$b" | cut -c1-5) | $target |")
+	TABLE_ROWS+=("| $label | $b blocks | $f blocks | $(ratio3 "$f" "$b") | $target |")
 	log "$label: btree $b, $FBT_AM $f index blocks"
 }
 
@@ -226,7 +232,7 @@ run_steps()
 	record "update churn: after 10 rounds (k index, unchanged keys)" ""
 	b1=$(index_bytes c_bt)
 	f1=$(index_bytes c_fbt)
-	TABLE_ROWS+=("| update churn: growth of the k index | $(mb $((b1 - b0))) | $(mb $((f1 - f0))) | $(ratio $((f1 - f0)) $((b1 - b0)) | cut -c1-5) | <= 1.20 |")
+	TABLE_ROWS+=("| update churn: growth of the k index | $(mb $((b1 - b0))) | $(mb $((f1 - f0))) | $(ratio3 $((f1 - f0)) $((b1 - b0))) | <= 1.20 |")
 }
 
 main()
