@@ -11,6 +11,7 @@ OBJS = \
 	fbtinsert.o \
 	fbtinspect.o \
 	fbtpage.o \
+	fbtpagedel.o \
 	fbtplanner.o \
 	fbtscan.o \
 	fbtsearch.o \

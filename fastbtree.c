@@ -98,6 +98,14 @@ _PG_init(void)
 							PGC_SUSET,
 							0,
 							NULL, NULL, NULL);
+	DefineCustomBoolVariable("fastbtree.debug_pagedel_halfdead_only",
+							 "Testing only: VACUUM's page deletion stops after marking a leaf half-dead, as a crash between its two steps would leave it.",
+							 "Exists only in builds with assertions.",
+							 &fbt_debug_pagedel_halfdead_only,
+							 false,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
 #endif
 	_fbt_planner_init();
 	MarkGUCPrefixReserved("fastbtree");

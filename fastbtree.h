@@ -36,6 +36,7 @@
 #include "access/amapi.h"
 #include "access/generic_xlog.h"
 #include "access/itup.h"
+#include "access/transam.h"
 #include "access/xact.h"
 #include "access/relscan.h"
 #include "access/sdir.h"
@@ -131,9 +132,9 @@ typedef FbtPageOpaqueData *FbtPageOpaque;
 
 #define FBTP_LEAF			(1 << 0)	/* leaf page */
 #define FBTP_ROOT			(1 << 1)	/* root page */
-#define FBTP_DELETED		(1 << 2)	/* page deleted (reserved) */
+#define FBTP_DELETED		(1 << 2)	/* page deleted (fbtpagedel.c) */
 #define FBTP_META			(1 << 3)	/* the metapage */
-#define FBTP_HALF_DEAD		(1 << 4)	/* half-dead page (reserved) */
+#define FBTP_HALF_DEAD		(1 << 4)	/* half-dead: no downlink, still linked */
 #define FBTP_INCOMPLETE_SPLIT (1 << 5)	/* right sibling lacks a downlink */
 #define FBTP_HAS_GARBAGE	(1 << 6)	/* set while any item is LP_DEAD */
 
@@ -166,11 +167,46 @@ P_LEFTMOST(FbtPageOpaque opaque)
 	return opaque->fbto_prev == P_NONE;
 }
 
+/* deleted: unlinked from its level, never reused yet (fbtpagedel.c) */
+static inline bool
+P_ISDELETED(FbtPageOpaque opaque)
+{
+	return (opaque->fbto_flags & FBTP_DELETED) != 0;
+}
+
+static inline bool
+P_ISHALFDEAD(FbtPageOpaque opaque)
+{
+	return (opaque->fbto_flags & FBTP_HALF_DEAD) != 0;
+}
+
+/*
+ * A page every reader steps over to its right sibling, which has taken over
+ * its (empty) key range: deleted or half-dead.  Only leaves are ever
+ * deleted; nothing may read a high key or an item of such a page.
+ */
+static inline bool
+P_IGNORE(FbtPageOpaque opaque)
+{
+	return (opaque->fbto_flags & (FBTP_DELETED | FBTP_HALF_DEAD)) != 0;
+}
+
 static inline bool
 P_INCOMPLETE_SPLIT(FbtPageOpaque opaque)
 {
 	return (opaque->fbto_flags & FBTP_INCOMPLETE_SPLIT) != 0;
 }
+
+/*
+ * A deleted page (FBTP_DELETED) holds one item at P_HIKEY, this: the next
+ * full transaction id when it was deleted.  Once every snapshot is newer,
+ * nothing can still hold a link to the page (nbtree README, "Page
+ * Deletion"): the horizon recycling will wait for.
+ */
+typedef struct FbtDeletedPageData
+{
+	FullTransactionId safexid;
+} FbtDeletedPageData;
 
 /* Offset of the high key, and of the first data item */
 #define P_HIKEY				((OffsetNumber) 1)
@@ -185,8 +221,12 @@ P_FIRSTDATAKEY(FbtPageOpaque opaque)
 /*
  * The metapage (block 0).  Its contents follow the page header; it also has
  * a special space with FBTP_META set so that every block carries the page id.
- * Metapages written by earlier builds carry 8 more bytes after these fields
- * (a statistics field that was never maintained); they are ignored.
+ * Metapages written by earlier builds carry 8 more bytes after fbtm_level
+ * (a statistics field that was never maintained), or end there; a nonzero
+ * fbtm_vacuum_running read from those bytes only keeps splits from
+ * recycling pages until the next VACUUM pass ends, a nonzero
+ * fbtm_num_delpages only makes the next VACUUM's cleanup scan the index,
+ * and pd_lower is extended to cover both when they are first written.
  */
 typedef struct FbtMetaPageData
 {
@@ -195,6 +235,12 @@ typedef struct FbtMetaPageData
 	BlockNumber fbtm_root;		/* current root, P_NONE if the index is
 								 * empty */
 	uint32		fbtm_level;		/* level of the root (0: root is a leaf) */
+	uint32		fbtm_vacuum_running;	/* 1 from the start of a VACUUM
+										 * pass to its end: splits then
+										 * take no recycled page
+										 * (fbtpage.c) */
+	BlockNumber fbtm_num_delpages;	/* deleted pages the last pass left
+									 * not yet reusable (fbtvacuum.c) */
 } FbtMetaPageData;
 
 #define FbtPageGetMeta(page) \
@@ -551,6 +597,13 @@ typedef struct FbtScanInsertData
 	Size		targlen[INDEX_MAX_KEYS];
 	void	   *tcopy[INDEX_MAX_KEYS];	/* detoasted copy of it, or NULL */
 	SortSupport ssup[INDEX_MAX_KEYS];	/* FBT_CMP_SORTSUPPORT comparators */
+	/*
+	 * pivotsearch: the key is itself a pivot (a high key), searched for to
+	 * find the page it bounds (page deletion): truncated attributes and a
+	 * missing heap TID are minus infinity in the key too, so a pivot equal
+	 * to it compares equal instead of "go right".  Locked searches only.
+	 */
+	bool		pivotsearch;
 	/* set by _fbt_prepare_unlocked(): where each key column's value sits */
 	bool		unlocked_ok;	/* every column machine kind, fixed width */
 	uint16		attoff[INDEX_MAX_KEYS];	/* offset from the tuple's start in
@@ -754,11 +807,37 @@ extern int32 _fbt_compare(Relation rel, FbtScanInsert key, Buffer buf,
 						  OffsetNumber offnum);
 extern OffsetNumber _fbt_binsrch(Relation rel, FbtScanInsert key, Buffer buf);
 
+/*
+ * A deleted or half-dead page is never the rightmost of its level (page
+ * deletion refuses those), so stepping right over one always has a place
+ * to go; a rightmost one is corruption.  buf's page, blkno, is locked.
+ */
+static inline void
+_fbt_ignored_page_not_rightmost(Relation rel, BlockNumber blkno,
+								FbtPageOpaque opaque)
+{
+	if (unlikely(P_RIGHTMOST(opaque)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("index \"%s\" has a deleted or half-dead page at block %u that is rightmost on its level",
+						RelationGetRelationName(rel), blkno)));
+}
+
+/* fbtpagedel.c */
+extern void _fbt_pagedel(Relation rel, Buffer leafbuf,
+						 IndexBulkDeleteResult *stats);
+#ifdef USE_ASSERT_CHECKING
+extern bool fbt_debug_pagedel_halfdead_only;
+#endif
+
 /* fbtdelete.c */
 extern void _fbt_update_has_garbage(Page img);
 extern void _fbt_log_conflict_horizon(Relation rel, Relation heapRel,
 									  BlockNumber blkno,
 									  TransactionId horizon);
+extern void _fbt_log_conflict_full(Relation rel, Relation heapRel,
+								   BlockNumber blkno,
+								   FullTransactionId horizon);
 extern bool _fbt_delete_before_split(Relation rel, Relation heapRel,
 									 Buffer buf, Size newitemsz,
 									 bool checkingunique, bool uniquedup,
@@ -770,6 +849,8 @@ extern bool fbtinsert(Relation rel, Datum *values, bool *isnull,
 					  IndexUniqueCheck checkUnique, bool indexUnchanged,
 					  IndexInfo *indexInfo);
 extern void _fbt_finish_split(Relation rel, Buffer lbuf, FbtStack stack);
+extern Buffer _fbt_getstackbuf(Relation rel, FbtStack stack,
+							   BlockNumber child);
 extern void _fbt_check_item_size(Relation rel, Relation heapRel,
 								 IndexTuple itup);
 
@@ -791,6 +872,11 @@ extern void _fbt_release_scan_pins(FbtScanPins *pins);
 extern void _fbt_heal_version(Buffer buf);
 extern void fbt_xact_callback(XactEvent event, void *arg);
 extern Buffer _fbt_allocbuf(Relation rel);
+extern Buffer _fbt_allocbuf_recycle(Relation rel);
+extern bool _fbt_page_recyclable(Page page, FullTransactionId *safexid);
+extern void _fbt_set_vacuum_running(Relation rel, bool running,
+									BlockNumber num_delpages);
+extern BlockNumber _fbt_get_num_delpages(Relation rel);
 extern Buffer _fbt_relandgetbuf(Relation rel, Buffer obuf, BlockNumber blkno,
 								int access);
 extern void _fbt_checkpage(Relation rel, Buffer buf);
@@ -840,6 +926,8 @@ extern void fbtbuildempty(Relation index);
 
 /* fbtutils.c */
 extern FbtScanInsert _fbt_mkscankey(Relation rel, IndexTuple itup);
+extern FbtScanInsert _fbt_mkscankey_natts(Relation rel, IndexTuple itup,
+										  int nkeyatts);
 extern void _fbt_freescankey(FbtScanInsert key);
 extern bool _fbt_tuple_attrs_ok(TupleDesc desc, IndexTuple itup, int natts);
 extern void _fbt_check_attrs(Relation rel, Buffer buf, IndexTuple itup);

@@ -195,6 +195,15 @@ _fbtc_getpage(FbtCheckState *state, BlockNumber blkno)
 				opaque->fbto_page_id);
 	if (opaque->fbto_flags & FBTP_META)
 		return page;
+	if (P_ISDELETED(opaque))
+	{
+		/* one item: FbtDeletedPageData (fbtpagedel.c) */
+		if (PageGetMaxOffsetNumber(page) != P_HIKEY ||
+			ItemIdGetLength(PageGetItemId(page, P_HIKEY)) !=
+			sizeof(FbtDeletedPageData) || !P_ISLEAF(opaque))
+			corrupt(state, blkno, 0, "deleted page has a malformed body");
+		return page;
+	}
 
 	maxoff = PageGetMaxOffsetNumber(page);
 	for (off = FirstOffsetNumber; off <= maxoff; off++)
@@ -434,6 +443,12 @@ _fbtc_check_child(FbtCheckState *state, BlockNumber parentblk,
 		corrupt(state, parentblk, downoff,
 				"downlink to block %u leads to a page of level %u, expected %u",
 				child, opaque->fbto_level, parentlevel - 1);
+	if (P_ISDELETED(opaque))
+	{
+		/* deleted after we read the parent: nothing of it to check */
+		pfree(page);
+		return;
+	}
 
 	for (off = minoff; off <= PageGetMaxOffsetNumber(page); off++)
 	{
@@ -554,7 +569,9 @@ _fbtc_cursor_find(FbtCheckState *state, FbtDownlinkCursor *cur,
  * record, under the same page locks, that inserts the downlink), so the
  * downlink was in the parent level when prevblk was copied, and a fresh
  * search of the parent level finds it; only if that search fails is the
- * page reported.  Pages are never deleted, so no downlink disappears.
+ * page reported.  Page deletion (fbtpagedel.c) only moves a downlink onto
+ * the half-dead page's right sibling, which the fresh search also finds;
+ * a half-dead page itself is not looked for.
  */
 static void
 _fbtc_check_downlink(FbtCheckState *state, FbtDownlinkCursor *cur,
@@ -577,6 +594,28 @@ _fbtc_check_downlink(FbtCheckState *state, FbtDownlinkCursor *cur,
 	corrupt(state, blkno, 0,
 			"page has no downlink in level %u, and its left sibling %u is not marked incomplete-split",
 			cur->parentlevel, prevblk);
+}
+
+/*
+ * Whether a leaf's left-link leftblk, which disagrees with the walk's
+ * previous page prevblk (P_NONE at the level's left end), is explained by
+ * page deletion: leftblk is half-dead (still linked, but without a
+ * downlink, so a walk starting from the parent's downlinks can begin right
+ * of it), or deleted since the walk read it, after which the page's
+ * left-link is the deleted page's own left-link.
+ */
+static bool
+_fbtc_left_is_ignored(FbtCheckState *state, BlockNumber leftblk,
+					  BlockNumber prevblk)
+{
+	FbtPageOpaque lopaque;
+
+	if (leftblk == P_NONE)
+		return false;
+	lopaque = FbtPageGetOpaque(_fbtc_getpage(state, leftblk));
+	if (P_ISHALFDEAD(lopaque))
+		return prevblk == P_NONE || lopaque->fbto_prev == prevblk;
+	return false;
 }
 
 /*
@@ -620,16 +659,39 @@ _fbtc_check_level(FbtCheckState *state, BlockNumber leftmost, uint32 level,
 		page = _fbtc_getpage(state, blkno);
 		opaque = FbtPageGetOpaque(page);
 
-		if (opaque->fbto_flags & (FBTP_META | FBTP_DELETED | FBTP_HALF_DEAD))
+		if (P_ISDELETED(opaque) && level == 0 && P_ISLEAF(opaque) &&
+			blkno != leftmost)
+		{
+			/*
+			 * Deleted after we read its left sibling's right-link: it is out
+			 * of the chain now, and the walk goes on to its right sibling as
+			 * if it had never been reached (fbtpagedel.c keeps its links).
+			 */
+			if (P_RIGHTMOST(opaque))
+				corrupt(state, blkno, 0, "deleted page is rightmost");
+			blkno = opaque->fbto_next;
+			MemoryContextSwitchTo(oldcxt);
+			MemoryContextReset(state->pagecxt);
+			continue;
+		}
+		if ((opaque->fbto_flags & (FBTP_META | FBTP_DELETED)) ||
+			(P_ISHALFDEAD(opaque) && level != 0))
 			corrupt(state, blkno, 0, "page on level %u has flags 0x%04x",
 					level, opaque->fbto_flags);
+		if (P_ISHALFDEAD(opaque) &&
+			(P_RIGHTMOST(opaque) ||
+			 PageGetMaxOffsetNumber(page) >= P_FIRSTDATAKEY(opaque)))
+			corrupt(state, blkno, 0,
+					"half-dead page is rightmost or has items");
 		if (opaque->fbto_level != level)
 			corrupt(state, blkno, 0, "page has level %u, expected %u",
 					opaque->fbto_level, level);
 		if ((level == 0) != P_ISLEAF(opaque))
 			corrupt(state, blkno, 0, "leaf flag disagrees with level %u", level);
 
-		if (opaque->fbto_prev != prevblk)
+		if (opaque->fbto_prev != prevblk &&
+			!(level == 0 && _fbtc_left_is_ignored(state, opaque->fbto_prev,
+												  prevblk)))
 		{
 			/* the left page may have split after we read it: look again */
 			Page		lpage;
@@ -639,7 +701,13 @@ _fbtc_check_level(FbtCheckState *state, BlockNumber leftmost, uint32 level,
 						"leftmost page of level %u has left-link %u",
 						level, opaque->fbto_prev);
 			lpage = _fbtc_getpage(state, prevblk);
-			if (FbtPageGetOpaque(lpage)->fbto_next != blkno)
+			if (level == 0 && P_ISDELETED(FbtPageGetOpaque(lpage)) &&
+				FbtPageGetOpaque(lpage)->fbto_next == blkno &&
+				FbtPageGetOpaque(lpage)->fbto_prev == opaque->fbto_prev)
+			{
+				/* prevblk, half-dead when read, was unlinked since */
+			}
+			else if (FbtPageGetOpaque(lpage)->fbto_next != blkno)
 			{
 				blkno = FbtPageGetOpaque(lpage)->fbto_next;
 				prevflags = FbtPageGetOpaque(lpage)->fbto_flags;
@@ -647,16 +715,20 @@ _fbtc_check_level(FbtCheckState *state, BlockNumber leftmost, uint32 level,
 				MemoryContextReset(state->pagecxt);
 				continue;
 			}
-			corrupt(state, blkno, 0,
-					"left-link %u does not agree with the right-link of block %u",
-					opaque->fbto_prev, prevblk);
+			else
+				corrupt(state, blkno, 0,
+						"left-link %u does not agree with the right-link of block %u",
+						opaque->fbto_prev, prevblk);
 		}
-		if (blkno == leftmost && !P_LEFTMOST(opaque))
+		if (blkno == leftmost && !P_LEFTMOST(opaque) &&
+			!(level == 0 && _fbtc_left_is_ignored(state, opaque->fbto_prev,
+												  P_NONE)))
 			corrupt(state, blkno, 0, "leftmost page of level %u has a left sibling",
 					level);
 
 		_fbtc_check_items(state, blkno, page);
-		if (parentleftmost != P_NONE)
+		/* a half-dead page gave its downlink to its right sibling */
+		if (parentleftmost != P_NONE && !P_ISHALFDEAD(opaque))
 			_fbtc_check_downlink(state, &cursor, blkno, prevblk, prevflags);
 
 		minoff = P_FIRSTDATAKEY(opaque);

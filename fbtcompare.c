@@ -460,6 +460,11 @@ _fbt_compare_pivot(Relation rel, FbtScanInsert key, IndexTuple itup,
 		 * _bt_compare() does.  A key that omits attributes the pivot has
 		 * (a prefix search) is equal: matches may be on both sides.
 		 */
+		if (unlikely(key->pivotsearch))
+		{
+			/* the key's own missing TID and attributes are minus infinity */
+			return (key->keysz < ntupatts || heapTid != NULL) ? -1 : 0;
+		}
 		if (key->keysz == ntupatts && heapTid == NULL)
 			return 1;
 		return 0;

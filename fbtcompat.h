@@ -192,6 +192,8 @@ extern StrategyNumber bttranslatecmptype(CompareType cmptype, Oid opfamily);
  * since 16 a RelFileLocator and snapshotConflictHorizon, with isCatalogRel
  * (set, as nbtree sets it, for tables logical decoding on a standby reads).
  */
+#define FBT_REUSE_PAGE_NEEDS_HEAP	(PG_VERSION_NUM >= 160000)
+
 static inline void
 fbt_fill_reuse_page(xl_btree_reuse_page *xlrec, Relation rel,
 					Relation heapRel, BlockNumber blkno,

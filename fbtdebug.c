@@ -326,6 +326,7 @@ fuzz_make_key(FuzzState *st)
 	for (i = 0; i < key->keysz; i++)
 		key->scankeys[i].sk_argument = fuzz_value(st, i);
 	key->nextkey = fuzz_rand(st, 2);
+	key->pivotsearch = false;
 	key->scantid = NULL;
 	if (key->keysz == st->nkeyatts && fuzz_rand(st, 3) == 0)
 	{

@@ -46,6 +46,7 @@
 #include "postgres.h"
 
 #include "access/nbtxlog.h"
+#include "access/table.h"
 #include "access/tableam.h"
 #include "access/transam.h"
 #include "access/xloginsert.h"
@@ -110,18 +111,41 @@ void
 _fbt_log_conflict_horizon(Relation rel, Relation heapRel, BlockNumber blkno,
 						  TransactionId horizon)
 {
-	xl_btree_reuse_page xlrec;
-
 	if (!TransactionIdIsNormal(horizon) || !XLogStandbyInfoActive() ||
 		!RelationNeedsWAL(rel))
 		return;
+	_fbt_log_conflict_full(rel, heapRel, blkno, _fbt_full_xid(horizon));
+}
+
+/*
+ * _fbt_log_conflict_full() -- _fbt_log_conflict_horizon() for a horizon
+ * already in full form: a deleted page's safexid, logged before the page
+ * is reused (fbtpage.c), as nbtree logs it.  heapRel may be NULL: the
+ * index's table is then opened without a lock (the caller's statement
+ * holds one) where the record needs it (isCatalogRel, 16+).
+ */
+void
+_fbt_log_conflict_full(Relation rel, Relation heapRel, BlockNumber blkno,
+					   FullTransactionId horizon)
+{
+	xl_btree_reuse_page xlrec;
+	Relation	opened = NULL;
+
+	if (!FullTransactionIdIsNormal(horizon) || !XLogStandbyInfoActive() ||
+		!RelationNeedsWAL(rel))
+		return;
+	if (heapRel == NULL && FBT_REUSE_PAGE_NEEDS_HEAP)
+		heapRel = opened = table_open(rel->rd_index->indrelid, NoLock);
 
 	memset(&xlrec, 0, sizeof(xlrec));
-	fbt_fill_reuse_page(&xlrec, rel, heapRel, blkno, _fbt_full_xid(horizon));
+	fbt_fill_reuse_page(&xlrec, rel, heapRel, blkno, horizon);
 
 	XLogBeginInsert();
 	XLogRegisterData((char *) &xlrec, SizeOfBtreeReusePage);
 	XLogInsert(RM_BTREE_ID, XLOG_BTREE_REUSE_PAGE);
+
+	if (opened)
+		table_close(opened, NoLock);
 }
 
 /* qsort comparator of offset numbers */
@@ -364,6 +388,10 @@ _fbt_delete_before_split(Relation rel, Relation heapRel, Buffer buf,
 	int			ndeleted = 0;
 
 	Assert(P_ISLEAF(FbtPageGetOpaque(page)));
+
+	/* an unchanged copy means versions of the key, unique index or not */
+	if (indexUnchanged)
+		uniquedup = true;
 
 	if (FbtPageGetOpaque(page)->fbto_flags & FBTP_HAS_GARBAGE)
 	{

@@ -338,17 +338,26 @@ _fbt_check_unique(Relation rel, IndexTuple itup, Relation heapRel,
 		{
 			BlockNumber nblkno;
 
-			/* equal entries may continue right only if the high key is equal */
-			if (P_RIGHTMOST(opaque) ||
-				_fbt_compare(rel, key, BufferIsValid(nbuf) ? nbuf : buf,
-							 P_HIKEY) != 0)
+			/*
+			 * Equal entries may continue right only if the high key is
+			 * equal.  A deleted or half-dead page (met moving right) is
+			 * empty and has no usable high key: step over it.
+			 */
+			if (P_IGNORE(opaque))
+				_fbt_ignored_page_not_rightmost(rel,
+												BufferGetBlockNumber(BufferIsValid(nbuf) ? nbuf : buf),
+												opaque);
+			else if (P_RIGHTMOST(opaque) ||
+					 _fbt_compare(rel, key, BufferIsValid(nbuf) ? nbuf : buf,
+								  P_HIKEY) != 0)
 				break;
 			nblkno = opaque->fbto_next;
 			nbuf = _fbt_relandgetbuf(rel, nbuf, nblkno, FBT_READ);
 			page = BufferGetPage(nbuf);
 			opaque = FbtPageGetOpaque(page);
-			offset = P_FIRSTDATAKEY(opaque);
 			maxoff = PageGetMaxOffsetNumber(page);
+			offset = P_IGNORE(opaque) ? OffsetNumberNext(maxoff) :
+				P_FIRSTDATAKEY(opaque);
 		}
 	}
 
@@ -391,7 +400,12 @@ _fbt_findinsertloc(Relation rel, FbtScanInsert key, Buffer buf,
 			_fbt_finish_split(rel, buf, stack);
 			return InvalidBuffer;
 		}
-		if (P_RIGHTMOST(opaque) || _fbt_compare(rel, key, buf, P_HIKEY) <= 0)
+		/* a deleted or half-dead leaf (met moving right) takes nothing */
+		if (P_IGNORE(opaque))
+			_fbt_ignored_page_not_rightmost(rel, BufferGetBlockNumber(buf),
+											opaque);
+		else if (P_RIGHTMOST(opaque) ||
+				 _fbt_compare(rel, key, buf, P_HIKEY) <= 0)
 			break;
 
 		rbuf = _fbt_getbuf(rel, opaque->fbto_next, FBT_WRITE);
@@ -563,7 +577,7 @@ _fbt_split(Relation rel, Buffer buf, Buffer cbuf, OffsetNumber newitemoff,
 	}
 
 	/* new right page, and the old right sibling whose left-link changes */
-	rbuf = _fbt_allocbuf(rel);
+	rbuf = _fbt_allocbuf_recycle(rel);
 	rightblk = BufferGetBlockNumber(rbuf);
 	if (!isrightmost)
 	{
@@ -786,8 +800,12 @@ _fbt_newroot(Relation rel, Buffer lbuf, Buffer rbuf, IndexTuple lefthikey)
  * moving right (splits only move downlinks right).  Finishes an incomplete
  * split of the parent level first.  Updates the entry to the downlink's
  * current position.  Returns InvalidBuffer if the downlink is nowhere.
+ * Used by splits (the child's lock held) and by page deletion
+ * (fbtpagedel.c, the empty leaf's lock held): child before parent, the
+ * order every writer follows.  The downlink may also have moved left on
+ * the same page, by a page deletion that removed an item before it.
  */
-static Buffer
+Buffer
 _fbt_getstackbuf(Relation rel, FbtStack stack, BlockNumber child)
 {
 	BlockNumber blkno = stack->fbts_blkno;

@@ -127,7 +127,8 @@ PG_FUNCTION_INFO_V1(fastbtree_page_stats);
 /*
  * fastbtree_page_stats(index regclass, blkno int8) returns one row
  * describing a page, like pageinspect's bt_page_stats: type ('m' meta,
- * 'r' root, 'i' internal, 'l' leaf), live_items, dead_items,
+ * 'r' root, 'i' internal, 'l' leaf, 'd' deleted, 'e' half-dead, as
+ * pageinspect's letters), live_items, dead_items,
  * avg_item_size (bytes), free_size (bytes), prev, next, level, flags,
  * version.  Copies the page under a share lock.  Superuser only (granted
  * by the extension script).  Errors: 22023 for a block out of range, XX002
@@ -156,8 +157,10 @@ fastbtree_page_stats(PG_FUNCTION_ARGS)
 		type = 'm';
 	else
 	{
-		type = P_ISROOT(opaque) ? 'r' : P_ISLEAF(opaque) ? 'l' : 'i';
-		for (off = FirstOffsetNumber; off <= PageGetMaxOffsetNumber(page); off++)
+		type = P_ISDELETED(opaque) ? 'd' : P_ISHALFDEAD(opaque) ? 'e' :
+			P_ISROOT(opaque) ? 'r' : P_ISLEAF(opaque) ? 'l' : 'i';
+		for (off = FirstOffsetNumber;
+			 !P_ISDELETED(opaque) && off <= PageGetMaxOffsetNumber(page); off++)
 		{
 			ItemId		iid = PageGetItemId(page, off);
 
@@ -216,7 +219,8 @@ PG_FUNCTION_INFO_V1(fastbtree_page_items);
  * pivots), itemlen (bytes), nulls, vars, data (hex of the tuple data),
  * dead, pivot, natts, htid (the heap TID, or NULL, also when a damaged
  * pivot's size word would place it outside the item).  Items whose line
- * pointer leaves the page are skipped.  Copies the page under a share
+ * pointer leaves the page are skipped; a deleted page has no rows (its
+ * one item is not a tuple).  Copies the page under a share
  * lock; superuser only.  Errors as fastbtree_page_stats.
  */
 Datum
@@ -230,7 +234,8 @@ fastbtree_page_items(PG_FUNCTION_ARGS)
 	OffsetNumber off;
 
 	InitMaterializedSRF(fcinfo, 0);
-	if (!(opaque->fbto_flags & FBTP_META))
+	/* a deleted page's one item is its FbtDeletedPageData, not a tuple */
+	if (!(opaque->fbto_flags & (FBTP_META | FBTP_DELETED)))
 	{
 		for (off = FirstOffsetNumber; off <= PageGetMaxOffsetNumber(page); off++)
 		{

@@ -16,9 +16,11 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "port/atomics.h"
+#include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "storage/predicate.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 
 #include "fastbtree.h"
 
@@ -640,9 +642,8 @@ _fbt_getbuf(Relation rel, BlockNumber blkno, int access)
  *
  * Returns the new block's buffer pinned and exclusively locked; the page is
  * all zeroes and the caller initializes it through _fbt_wal_register().
- * The relation extension lock is held only while extending.  Pages are
- * never recycled yet (no page deletion), so every new page has a block
- * number above all existing ones; fbtvacuum.c relies on that.
+ * The relation extension lock is held only while extending.  Builds, root
+ * creation and root splits use it; page splits use _fbt_allocbuf_recycle().
  */
 Buffer
 _fbt_allocbuf(Relation rel)
@@ -657,6 +658,159 @@ _fbt_allocbuf(Relation rel)
 		UnlockRelationForExtension(rel, ExclusiveLock);
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
 	return buf;
+}
+
+/* Whether a VACUUM pass is running on the index (fbtm_vacuum_running) */
+static bool
+_fbt_vacuum_running(Relation rel)
+{
+	Buffer		metabuf = ReadBuffer(rel, FBT_METAPAGE);
+	bool		running;
+
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	running = _fbt_checkmeta(rel, BufferGetPage(metabuf))->fbtm_vacuum_running != 0;
+	UnlockReleaseBuffer(metabuf);
+	return running;
+}
+
+/*
+ * _fbt_get_num_delpages() -- fbtm_num_delpages: the deleted pages the last
+ * VACUUM pass left not yet reusable (0 for metapages of earlier builds,
+ * whose contents end before the field).  Share-locks the metapage briefly.
+ */
+BlockNumber
+_fbt_get_num_delpages(Relation rel)
+{
+	Buffer		metabuf = ReadBuffer(rel, FBT_METAPAGE);
+	Page		page;
+	FbtMetaPageData *metad;
+	BlockNumber n = 0;
+
+	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(metabuf);
+	metad = _fbt_checkmeta(rel, page);
+	if (((PageHeader) page)->pd_lower >= (char *) (metad + 1) - (char *) page)
+		n = metad->fbtm_num_delpages;
+	UnlockReleaseBuffer(metabuf);
+	return n;
+}
+
+/*
+ * _fbt_set_vacuum_running() -- set or clear fbtm_vacuum_running, and when
+ * clearing it record num_delpages (fbtm_num_delpages), WAL-logged.
+ *
+ * Called by fbtbulkdelete() and fbtvacuumcleanup() before and after their
+ * scan.  Takes the metapage's exclusive lock briefly (holding no other
+ * lock); errors: those of WAL insertion, ERRCODE_INDEX_CORRUPTED for a bad
+ * metapage.
+ */
+void
+_fbt_set_vacuum_running(Relation rel, bool running, BlockNumber num_delpages)
+{
+	Buffer		metabuf = ReadBuffer(rel, FBT_METAPAGE);
+	FbtMetaPageData *metad;
+
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	metad = _fbt_checkmeta(rel, BufferGetPage(metabuf));
+	if ((metad->fbtm_vacuum_running != 0) != running ||
+		(!running && metad->fbtm_num_delpages != num_delpages) ||
+		((PageHeader) BufferGetPage(metabuf))->pd_lower <
+		((char *) (metad + 1) - (char *) BufferGetPage(metabuf)))
+	{
+		FbtWal		wal;
+		Page		img;
+		FbtMetaPageData *imeta;
+
+		_fbt_wal_start(&wal, rel);
+		img = _fbt_wal_register(&wal, metabuf, false);
+		imeta = FbtPageGetMeta(img);
+		/* metapages of earlier builds end before these fields */
+		if (((PageHeader) img)->pd_lower < (char *) (imeta + 1) - (char *) img)
+		{
+			imeta->fbtm_num_delpages = 0;
+			((PageHeader) img)->pd_lower = (char *) (imeta + 1) - (char *) img;
+		}
+		imeta->fbtm_vacuum_running = running ? 1 : 0;
+		if (!running)
+			imeta->fbtm_num_delpages = num_delpages;
+		START_CRIT_SECTION();
+		_fbt_wal_finish(&wal);
+		END_CRIT_SECTION();
+	}
+	UnlockReleaseBuffer(metabuf);
+}
+
+/*
+ * _fbt_page_recyclable() -- whether page (locked) can be reused: a deleted
+ * page whose safexid every snapshot has passed (nbtree README, "Page
+ * Deletion": then no one can still be on the way to it through a link
+ * read before its deletion), or a page never initialized.  Sets *safexid
+ * (invalid for a new page).  No locks, no errors.
+ */
+bool
+_fbt_page_recyclable(Page page, FullTransactionId *safexid)
+{
+	FbtPageOpaque opaque;
+	ItemId		iid;
+
+	*safexid = InvalidFullTransactionId;
+	if (PageIsNew(page))
+		return true;
+	if (PageGetSpecialSize(page) != MAXALIGN(sizeof(FbtPageOpaqueData)))
+		return false;
+	opaque = FbtPageGetOpaque(page);
+	if (!P_ISDELETED(opaque) || PageGetMaxOffsetNumber(page) != P_HIKEY)
+		return false;
+	iid = PageGetItemId(page, P_HIKEY);
+	if (ItemIdGetLength(iid) != sizeof(FbtDeletedPageData))
+		return false;
+	memcpy(safexid, PageGetItem(page, iid), sizeof(FullTransactionId));
+	return GlobalVisCheckRemovableFullXid(NULL, *safexid);
+}
+
+/*
+ * _fbt_allocbuf_recycle() -- a page for a split: a recycled one from the
+ * free space map if one is safe to reuse, else a new one (_fbt_allocbuf()).
+ *
+ * Returns the buffer pinned and exclusively locked, its page to be
+ * initialized whole by the caller.  The caller holds the page it splits.
+ * fbtvacuum.c's scan needs every page a split fills during a VACUUM pass
+ * to lie beyond where the pass has reached: so no recycled page is taken
+ * while fbtm_vacuum_running is set, read after the candidate is locked (a
+ * pass that set it later cannot have passed the candidate yet, which we
+ * hold; nbtree reads its vacuum cycle id at the same point).  Free-space
+ * map entries may be stale: each candidate is locked conditionally and
+ * checked (_fbt_page_recyclable()).  Before a deleted page is reused, its
+ * safexid is WAL-logged as a standby recovery conflict
+ * (_fbt_log_conflict_full()), as nbtree's XLOG_BTREE_REUSE_PAGE.  Also
+ * takes the metapage's share lock briefly.
+ */
+Buffer
+_fbt_allocbuf_recycle(Relation rel)
+{
+	while (!_fbt_vacuum_running(rel))
+	{
+		BlockNumber blkno = GetFreeIndexPage(rel);
+		Buffer		buf;
+		FullTransactionId safexid;
+
+		if (blkno == InvalidBlockNumber || blkno == FBT_METAPAGE)
+			break;
+		buf = ReadBuffer(rel, blkno);
+		if (!ConditionalLockBuffer(buf))
+		{
+			ReleaseBuffer(buf);
+			continue;
+		}
+		if (_fbt_page_recyclable(BufferGetPage(buf), &safexid) &&
+			!_fbt_vacuum_running(rel))
+		{
+			_fbt_log_conflict_full(rel, NULL, blkno, safexid);
+			return buf;
+		}
+		UnlockReleaseBuffer(buf);
+	}
+	return _fbt_allocbuf(rel);
 }
 
 /*

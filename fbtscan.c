@@ -93,10 +93,12 @@ _fbt_drop_lock_and_maybe_pin(IndexScanDesc scan, FbtScanPos pos)
  * dead (kill_prior_tuple) as LP_DEAD, so later scans skip them.
  *
  * A hint: done under a share lock and logged only as a hint (nbtree README,
- * "Marking dead items").  If we kept the pin, items may only have moved
- * right within the page (inserts) or off it (splits), so each is looked
- * for from its old offset; if we dropped the pin, the page must not have
- * changed at all since we read it (same LSN), else nothing is marked.
+ * "Marking dead items").  If we kept the pin, items may have moved right
+ * within the page (inserts) or off it (splits), so each is looked for from
+ * its old offset rightwards; deletion before a split (fbtdelete.c) moves
+ * them left, and then they are not found and not marked, which is only a
+ * lost hint.  If we dropped the pin, the page must not have changed at all
+ * since we read it (same LSN), else nothing is marked.
  */
 static void
 _fbt_killitems(IndexScanDesc scan)
@@ -676,6 +678,7 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 	_fbt_release_curr(scan);
 	pgstat_count_index_scan(rel);
 	fbt_count_index_search(scan);
+	inskey.pivotsearch = false;
 
 	for (col = 0; col < nkeyatts; col++)
 	{
@@ -827,28 +830,69 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 }
 
 /*
- * Find the page left of blkno, starting from lblkno (blkno's left-link
- * when we read it).  If lblkno has split since, its right half is between
- * them: move right until the page whose right-link is blkno (no page is
- * ever deleted, so one is found).  Returns it pinned and share-locked.
+ * Find the page left of obknum, the page the scan just left, starting from
+ * lblkno (obknum's left-link when the scan read it), as nbtree's
+ * _bt_walk_left().  If lblkno split since, its right halves lie between:
+ * move right (at most four hops) to the page whose right-link is obknum.
+ * If none is found, obknum itself may have been deleted since (its range
+ * then belongs to its first live right sibling, whose left sibling is the
+ * page wanted) or its left sibling deleted (its left-link then changed):
+ * look at obknum again and retry from there.  Deleted pages are passed
+ * over; a half-dead page is returned (it is still linked), and the caller
+ * steps over it.  Returns the page pinned and share-locked, or
+ * InvalidBuffer if obknum is leftmost.  Errors: ERRCODE_INDEX_CORRUPTED
+ * when the links contradict each other.
  */
 static Buffer
-_fbt_walk_left(Relation rel, BlockNumber blkno, BlockNumber lblkno)
+_fbt_walk_left(Relation rel, BlockNumber obknum, BlockNumber lblkno)
 {
-	Buffer		buf = _fbt_getbuf(rel, lblkno, FBT_READ);
-
 	for (;;)
 	{
-		FbtPageOpaque opaque = FbtPageGetOpaque(BufferGetPage(buf));
+		Buffer		buf;
+		FbtPageOpaque opaque;
+		int			tries = 0;
 
-		if (opaque->fbto_next == blkno)
-			return buf;
-		if (P_RIGHTMOST(opaque))
+		if (lblkno == P_NONE)
+			return InvalidBuffer;
+		buf = _fbt_getbuf(rel, lblkno, FBT_READ);
+		for (;;)
+		{
+			opaque = FbtPageGetOpaque(BufferGetPage(buf));
+			if (!P_ISDELETED(opaque) && opaque->fbto_next == obknum)
+				return buf;
+			if (P_RIGHTMOST(opaque) || ++tries > 4)
+				break;
+			buf = _fbt_relandgetbuf(rel, buf, opaque->fbto_next, FBT_READ);
+		}
+
+		/* back to the page we left, to see what happened */
+		buf = _fbt_relandgetbuf(rel, buf, obknum, FBT_READ);
+		opaque = FbtPageGetOpaque(BufferGetPage(buf));
+		if (P_ISDELETED(opaque))
+		{
+			/* its range went right: step left from the page that took it */
+			do
+			{
+				if (P_RIGHTMOST(opaque))
+					ereport(ERROR,
+							(errcode(ERRCODE_INDEX_CORRUPTED),
+							 errmsg("deleted block %u of index \"%s\" is rightmost",
+									BufferGetBlockNumber(buf),
+									RelationGetRelationName(rel))));
+				buf = _fbt_relandgetbuf(rel, buf, opaque->fbto_next,
+										FBT_READ);
+				opaque = FbtPageGetOpaque(BufferGetPage(buf));
+			} while (P_ISDELETED(opaque));
+			obknum = BufferGetBlockNumber(buf);
+		}
+		else if (opaque->fbto_prev == lblkno)
 			ereport(ERROR,
 					(errcode(ERRCODE_INDEX_CORRUPTED),
 					 errmsg("could not find left sibling of block %u in index \"%s\"",
-							blkno, RelationGetRelationName(rel))));
-		buf = _fbt_relandgetbuf(rel, buf, opaque->fbto_next, FBT_READ);
+							obknum, RelationGetRelationName(rel))));
+		lblkno = opaque->fbto_prev;
+		UnlockReleaseBuffer(buf);
+		CHECK_FOR_INTERRUPTS();
 	}
 }
 
@@ -891,6 +935,14 @@ _fbt_steppage(IndexScanDesc scan, ScanDirection dir)
 			CHECK_FOR_INTERRUPTS();
 			so->currPos.buf = _fbt_getbuf(rel, blkno, FBT_READ);
 			so->currPos.moreLeft = true;
+			if (P_IGNORE(FbtPageGetOpaque(BufferGetPage(so->currPos.buf))))
+			{
+				/* deleted or half-dead: empty, its range went right */
+				blkno = FbtPageGetOpaque(BufferGetPage(so->currPos.buf))->fbto_next;
+				UnlockReleaseBuffer(so->currPos.buf);
+				so->currPos.buf = InvalidBuffer;
+				continue;
+			}
 			if (_fbt_readpage(scan, dir,
 							  P_FIRSTDATAKEY(FbtPageGetOpaque(BufferGetPage(so->currPos.buf)))))
 			{
@@ -915,7 +967,18 @@ _fbt_steppage(IndexScanDesc scan, ScanDirection dir)
 		{
 			CHECK_FOR_INTERRUPTS();
 			so->currPos.buf = _fbt_walk_left(rel, blkno, lblkno);
+			if (!BufferIsValid(so->currPos.buf))
+				break;
 			so->currPos.moreRight = true;
+			if (P_IGNORE(FbtPageGetOpaque(BufferGetPage(so->currPos.buf))))
+			{
+				/* half-dead: empty and still linked; go on left of it */
+				blkno = BufferGetBlockNumber(so->currPos.buf);
+				lblkno = FbtPageGetOpaque(BufferGetPage(so->currPos.buf))->fbto_prev;
+				UnlockReleaseBuffer(so->currPos.buf);
+				so->currPos.buf = InvalidBuffer;
+				continue;
+			}
 			if (_fbt_readpage(scan, dir,
 							  PageGetMaxOffsetNumber(BufferGetPage(so->currPos.buf))))
 			{

@@ -424,6 +424,15 @@ restart:
 		opaque = FbtPageGetOpaque(page);
 		blkno = BufferGetBlockNumber(pos.buf);
 
+		if (level == 0 && P_IGNORE(opaque))
+		{
+			/* a deleted or half-dead leaf: its range went right */
+			_fbt_ignored_page_not_rightmost(rel, blkno, opaque);
+			_fbt_desc_goto(rel, pins, &pos, opaque->fbto_next, 0, access,
+						   blkno);
+			continue;
+		}
+
 		if (forupdate && P_INCOMPLETE_SPLIT(opaque))
 		{
 			_fbt_finish_split_and_reread(rel, &pos, stack,
@@ -519,6 +528,15 @@ _fbt_get_endpoint(Relation rel, uint32 level, bool rightmost,
 			continue;
 		}
 
+		if (curlevel == level && P_IGNORE(opaque))
+		{
+			/* a deleted or half-dead leaf: step over it */
+			_fbt_ignored_page_not_rightmost(rel, BufferGetBlockNumber(pos.buf),
+											opaque);
+			_fbt_desc_goto(rel, pins, &pos, opaque->fbto_next, curlevel,
+						   FBT_READ, BufferGetBlockNumber(pos.buf));
+			continue;
+		}
 		if (curlevel == level)
 		{
 			Assert(!pos.borrowed);

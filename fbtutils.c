@@ -31,13 +31,25 @@
 FbtScanInsert
 _fbt_mkscankey(Relation rel, IndexTuple itup)
 {
+	return _fbt_mkscankey_natts(rel, itup,
+								IndexRelationGetNumberOfKeyAttributes(rel));
+}
+
+/*
+ * _fbt_mkscankey_natts() -- _fbt_mkscankey() from the first nkeyatts key
+ * attributes of itup only: for a pivot, pass its attribute count
+ * (attributes beyond it are not in the tuple at all).  keysz = nkeyatts.
+ */
+FbtScanInsert
+_fbt_mkscankey_natts(Relation rel, IndexTuple itup, int nkeyatts)
+{
 	TupleDesc	itupdesc = RelationGetDescr(rel);
-	int			nkeyatts = IndexRelationGetNumberOfKeyAttributes(rel);
 	FbtScanInsert key;
 	int			i;
 
 	key = palloc(sizeof(FbtScanInsertData));
 	key->nextkey = false;
+	key->pivotsearch = false;
 	key->scantid = NULL;
 	key->keysz = nkeyatts;
 	for (i = 0; i < nkeyatts; i++)

@@ -7,11 +7,14 @@
  * The index is scanned in physical order.  Each leaf is cleaned under a
  * cleanup lock, which waits out every scan holding a pin on it, so a scan
  * can never return a heap TID that VACUUM has since made reusable (nbtree
- * README, "VACUUM").  Pages are never recycled yet, so a split always
- * moves entries to a block beyond every existing one: rereading the
- * relation size after the pass and continuing until it stops growing
- * visits every entry that a concurrent split moved, with no need for
- * nbtree's cycle-id bookkeeping.
+ * README, "VACUUM").  A leaf left empty is then deleted (fbtpagedel.c),
+ * and pages deleted by earlier passes that no snapshot can still reach go
+ * to the free space map, for splits to reuse.  But not during a pass:
+ * fbtm_vacuum_running (fbtpage.c) keeps splits on new pages while it runs,
+ * so a split during the pass always moves entries to a block beyond every
+ * existing one, and rereading the relation size after the pass and
+ * continuing until it stops growing visits every entry that a concurrent
+ * split moved, with no need for nbtree's cycle-id bookkeeping.
  *
  *-------------------------------------------------------------------------
  */
@@ -23,6 +26,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/bufmgr.h"
+#include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 
 #include "fastbtree.h"
@@ -116,16 +120,48 @@ _fbt_vacuumscan(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			if (PageIsNew(page))
 			{
 				/* extended by a backend that failed before using it */
+				RecordFreeIndexPage(rel, blkno);
 				stats->pages_free++;
 				UnlockReleaseBuffer(buf);
 				continue;
 			}
 			_fbt_checkpage(rel, buf);
+			if (P_ISDELETED(FbtPageGetOpaque(page)))
+			{
+				FullTransactionId safexid;
+
+				/*
+				 * Deleted by an earlier pass: free for splits to reuse once
+				 * no snapshot can still hold a link to it (a page deleted in
+				 * this pass waits for the next one)
+				 */
+				stats->pages_deleted++;
+				if (_fbt_page_recyclable(page, &safexid))
+				{
+					RecordFreeIndexPage(rel, blkno);
+					stats->pages_free++;
+				}
+				UnlockReleaseBuffer(buf);
+				continue;
+			}
 			if (P_ISLEAF(FbtPageGetOpaque(page)))
 			{
+				FbtPageOpaque opaque;
+
 				LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 				LockBufferForCleanup(buf);
+				_fbt_checkpage(rel, buf);
 				_fbt_vacuum_leaf(info, stats, callback, callback_state, buf);
+				opaque = FbtPageGetOpaque(page);
+				if (P_ISHALFDEAD(opaque) ||
+					(!P_RIGHTMOST(opaque) &&
+					 PageGetMaxOffsetNumber(page) < P_FIRSTDATAKEY(opaque)))
+				{
+					/* empty now (or half-dead since a crash): delete it */
+					_fbt_pagedel(rel, buf, stats);
+					ReleaseBuffer(buf);
+					continue;
+				}
 			}
 			UnlockReleaseBuffer(buf);
 			if (info->report_progress)
@@ -136,13 +172,23 @@ _fbt_vacuumscan(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	stats->num_pages = num_pages;
 }
 
+/* the callback of a cleanup-only scan: nothing is dead */
+static bool
+_fbt_nothing_dead(ItemPointer itemptr, void *state)
+{
+	return false;
+}
+
 /*
  * fbtbulkdelete() -- ambulkdelete: delete every entry whose heap TID the
  * callback reports dead.
  *
  * stats: NULL on the first call of a VACUUM, else the previous result.
  * Takes a cleanup lock on each leaf in turn (waiting for scans pinned on
- * it); holds no lock on return.  Returns the (possibly new) statistics.
+ * it), and deletes the leaves it leaves empty (fbtpagedel.c, which locks
+ * their parent and siblings); holds no lock on return.  Returns the
+ * (possibly new) statistics, pages_deleted and pages_newly_deleted
+ * included.
  * Also used by CREATE INDEX CONCURRENTLY's validation, whose callback sees
  * every entry.
  */
@@ -152,7 +198,12 @@ fbtbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 {
 	if (stats == NULL)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
+	/* no split reuses a page while the pass runs (fbtpage.c) */
+	_fbt_set_vacuum_running(info->index, true, 0);
 	_fbt_vacuumscan(info, stats, callback, callback_state);
+	_fbt_set_vacuum_running(info->index, false,
+							stats->pages_deleted - stats->pages_free);
+	IndexFreeSpaceMapVacuum(info->index);
 	return stats;
 }
 
@@ -160,16 +211,40 @@ fbtbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
  * fbtvacuumcleanup() -- amvacuumcleanup: final statistics of a VACUUM.
  *
  * stats: the result of fbtbulkdelete(), or NULL if it did not run.  With
- * nothing deleted there is nothing to clean up (no page is ever deleted,
- * so none awaits recycling): like btree when no cleanup is due, return
- * NULL and leave the index's statistics as they are, without touching a
- * page.  Also NULL for ANALYZE-only calls.
+ * no bulk delete, the index is scanned only when the last pass left more
+ * than a twentieth of it deleted and not yet reusable (btree's rule), to
+ * put those pages in the free space map; otherwise, like btree when no
+ * cleanup is due, return NULL and leave the index's statistics as they
+ * are, without touching a page.  Also returns stats unchanged for
+ * ANALYZE-only calls.  Locks as fbtbulkdelete().
  */
 IndexBulkDeleteResult *
 fbtvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
-	if (info->analyze_only || stats == NULL)
+	if (info->analyze_only)
 		return stats;
+	if (stats == NULL)
+	{
+		BlockNumber num_delpages = _fbt_get_num_delpages(info->index);
+
+		/*
+		 * No bulk delete ran.  Scan anyway (deleting nothing) if the last
+		 * pass left more deleted pages than a twentieth of the index
+		 * waiting to be reusable, so that they reach the free space map:
+		 * btree's rule (_bt_vacuum_needs_cleanup()).
+		 */
+		if (num_delpages == 0 ||
+			num_delpages <= RelationGetNumberOfBlocks(info->index) / 20)
+			return NULL;
+		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
+		_fbt_set_vacuum_running(info->index, true, 0);
+		_fbt_vacuumscan(info, stats, _fbt_nothing_dead, NULL);
+		_fbt_set_vacuum_running(info->index, false,
+								stats->pages_deleted - stats->pages_free);
+		IndexFreeSpaceMapVacuum(info->index);
+		stats->estimated_count = info->estimated_count;
+		return stats;
+	}
 
 	/* a concurrent split may have counted entries twice */
 	if (!info->estimated_count &&
