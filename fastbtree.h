@@ -831,7 +831,8 @@ extern bool fbt_debug_pagedel_halfdead_only;
 #endif
 
 /* fbtdelete.c */
-extern void _fbt_update_has_garbage(Page img);
+extern void _fbt_delete_items(Relation rel, Buffer buf,
+							  OffsetNumber *deletable, int n);
 extern void _fbt_log_conflict_horizon(Relation rel, Relation heapRel,
 									  BlockNumber blkno,
 									  TransactionId horizon);

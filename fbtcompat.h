@@ -190,7 +190,8 @@ extern StrategyNumber bttranslatecmptype(CompareType cmptype, Oid opfamily);
  * (fbtdelete.c, _fbt_log_conflict_horizon()).  Until 15 the record names
  * the relation by RelFileNode and calls the horizon latestRemovedFullXid;
  * since 16 a RelFileLocator and snapshotConflictHorizon, with isCatalogRel
- * (set, as nbtree sets it, for tables logical decoding on a standby reads).
+ * (set, as nbtree sets it, for tables logical decoding on a standby reads;
+ * FBT_REUSE_PAGE_NEEDS_HEAP says whether heapRel is read).
  */
 #define FBT_REUSE_PAGE_NEEDS_HEAP	(PG_VERSION_NUM >= 160000)
 

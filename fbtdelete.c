@@ -57,14 +57,11 @@
 #include "fastbtree.h"
 
 /*
- * _fbt_update_has_garbage() -- clear FBTP_HAS_GARBAGE on a leaf image that
- * has no LP_DEAD entry left.
- *
- * img: the working image of a leaf (from _fbt_wal_register()).  The flag
- * must stay set while any entry is LP_DEAD: fbtpage.c relies on it to
- * carry the hints in WAL records.  No locks of its own; no errors.
+ * Clear FBTP_HAS_GARBAGE on a leaf image that has no LP_DEAD entry left.
+ * The flag must stay set while any entry is LP_DEAD: fbtpage.c relies on
+ * it to carry the hints in WAL records.
  */
-void
+static void
 _fbt_update_has_garbage(Page img)
 {
 	OffsetNumber maxoff = PageGetMaxOffsetNumber(img);
@@ -74,6 +71,30 @@ _fbt_update_has_garbage(Page img)
 		if (ItemIdIsDead(PageGetItemId(img, off)))
 			return;
 	FbtPageGetOpaque(img)->fbto_flags &= ~FBTP_HAS_GARBAGE;
+}
+
+/*
+ * _fbt_delete_items() -- remove the entries at deletable[0..n-1] (offsets,
+ * ascending) from the leaf buf in one WAL record, clearing
+ * FBTP_HAS_GARBAGE if no LP_DEAD entry is left.
+ *
+ * buf must be exclusively (VACUUM: cleanup-) locked; it stays so.  Used by
+ * deletion before a split (after its conflict record) and by VACUUM.
+ * Errors: those of WAL insertion.
+ */
+void
+_fbt_delete_items(Relation rel, Buffer buf, OffsetNumber *deletable, int n)
+{
+	FbtWal		wal;
+	Page		img;
+
+	_fbt_wal_start(&wal, rel);
+	img = _fbt_wal_register(&wal, buf, false);
+	PageIndexMultiDelete(img, deletable, n);
+	_fbt_update_has_garbage(img);
+	START_CRIT_SECTION();
+	_fbt_wal_finish(&wal);
+	END_CRIT_SECTION();
 }
 
 /*
@@ -201,8 +222,6 @@ _fbt_delete_check_and_apply(Relation rel, Relation heapRel, Buffer buf,
 	OffsetNumber deletable[MaxIndexTuplesPerPage];
 	int			ndeletable = 0;
 	TransactionId horizon;
-	FbtWal		wal;
-	Page		img;
 	int			i;
 
 	if (delstate->ndeltids == 0)
@@ -225,15 +244,7 @@ _fbt_delete_check_and_apply(Relation rel, Relation heapRel, Buffer buf,
 
 	_fbt_log_conflict_horizon(rel, heapRel, BufferGetBlockNumber(buf),
 							  horizon);
-
-	_fbt_wal_start(&wal, rel);
-	img = _fbt_wal_register(&wal, buf, false);
-	PageIndexMultiDelete(img, deletable, ndeletable);
-	_fbt_update_has_garbage(img);
-	START_CRIT_SECTION();
-	_fbt_wal_finish(&wal);
-	END_CRIT_SECTION();
-
+	_fbt_delete_items(rel, buf, deletable, ndeletable);
 	return ndeletable;
 }
 

@@ -59,16 +59,7 @@ _fbt_vacuum_leaf(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 
 	if (ndeletable > 0)
 	{
-		FbtWal		wal;
-		Page		img;
-
-		_fbt_wal_start(&wal, rel);
-		img = _fbt_wal_register(&wal, buf, false);
-		PageIndexMultiDelete(img, deletable, ndeletable);
-		_fbt_update_has_garbage(img);
-		START_CRIT_SECTION();
-		_fbt_wal_finish(&wal);
-		END_CRIT_SECTION();
+		_fbt_delete_items(rel, buf, deletable, ndeletable);
 		stats->tuples_removed += ndeletable;
 	}
 	if (maxoff >= minoff)
