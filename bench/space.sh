@@ -48,10 +48,10 @@ usage()
 	  --results-dir DIR where --save writes; default bench/results
 	  --pg N            PostgreSQL major: 15 (Debian's, the default) or a build of
 	                    scripts/install-deps.sh --pg N --release
-	  --keep            keep the (stopped) cluster in the work directory
+	  --keep            keep the cluster (running) and its work directory
 	  --help            show this help
 
-	Takes about 5 minutes with the default rows on 2 cores.
+	Takes about 2 minutes with the default rows on 2 cores.
 	EOF
 }
 
