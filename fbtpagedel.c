@@ -146,7 +146,7 @@ _fbt_find_parent_stack(Relation rel, IndexTuple hikey)
  * Step 1: mark the exclusively locked empty leaf target (leafbuf) half-dead
  * and hand its key range to its right sibling rightsib in the parent.
  * Returns false, having changed nothing, if target is its parent's
- * rightmost child.  leafbuf stays locked.
+ * rightmost child or rightsib is half-dead.  leafbuf stays locked.
  */
 static bool
 _fbt_mark_halfdead(Relation rel, Buffer leafbuf, FbtStack stack,
@@ -154,12 +154,27 @@ _fbt_mark_halfdead(Relation rel, Buffer leafbuf, FbtStack stack,
 {
 	BlockNumber target = BufferGetBlockNumber(leafbuf);
 	Buffer		pbuf;
+	Buffer		rbuf;
 	Page		ppage;
 	OffsetNumber poff;
 	OffsetNumber maxoff;
 	FbtWal		wal;
 	Page		pimg;
 	Page		limg;
+	bool		rightdead;
+
+	/*
+	 * A half-dead right sibling (left so by a crash, or by an earlier
+	 * deletion stopped after its first step) has no downlink of its own to
+	 * take over: leave the target until that one is unlinked, as nbtree's
+	 * _bt_rightsib_halfdeadflag().  Locking right of the target is the
+	 * usual order.
+	 */
+	rbuf = _fbt_getbuf(rel, rightsib, FBT_READ);
+	rightdead = P_ISHALFDEAD(FbtPageGetOpaque(BufferGetPage(rbuf)));
+	UnlockReleaseBuffer(rbuf);
+	if (rightdead)
+		return false;
 
 	pbuf = _fbt_getstackbuf(rel, stack, target);
 	if (!BufferIsValid(pbuf))

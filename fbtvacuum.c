@@ -80,8 +80,10 @@ _fbt_vacuumscan(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	BlockNumber blkno = FBT_METAPAGE + 1;
 	BlockNumber num_pages;
 
+	/* counted afresh by each pass (pages_newly_deleted accumulates) */
 	stats->num_index_tuples = 0;
 	stats->estimated_count = false;
+	stats->pages_deleted = 0;
 	stats->pages_free = 0;
 
 	for (;;)
@@ -110,8 +112,14 @@ _fbt_vacuumscan(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			page = BufferGetPage(buf);
 			if (PageIsNew(page))
 			{
-				/* extended by a backend that failed before using it */
+				/*
+				 * Extended by a backend that failed before using it: free,
+				 * and counted as deleted too, as btree counts it (so that
+				 * pages_deleted - pages_free stays the deleted pages not
+				 * yet reusable)
+				 */
 				RecordFreeIndexPage(rel, blkno);
+				stats->pages_deleted++;
 				stats->pages_free++;
 				UnlockReleaseBuffer(buf);
 				continue;
