@@ -190,26 +190,17 @@ LANGUAGE sql AS $$
 	DELETE FROM qb WHERE k < (SELECT min(k) FROM qb) + 10000;
 	INSERT INTO qb SELECT (SELECT max(k) FROM qb) + i, 'payload' FROM generate_series(1, 10000) i;
 $$;
-SELECT queue_round();
-VACUUM qf;
-VACUUM qb;
-SELECT queue_round();
-VACUUM qf;
-VACUUM qb;
-SELECT queue_round();
-VACUUM qf;
-VACUUM qb;
+-- three rounds (each statement of its own: VACUUM cannot run in a
+-- function), then the size, then three more
+CREATE VIEW three_rounds AS
+	SELECT s FROM generate_series(1, 3) g,
+		unnest(ARRAY['SELECT queue_round()', 'VACUUM qf', 'VACUUM qb'])
+			WITH ORDINALITY u(s, o)
+	ORDER BY g, o;
+SELECT s FROM three_rounds \gexec
 TRUNCATE sizes;
 INSERT INTO sizes SELECT npages('qf_k'), 0;
-SELECT queue_round();
-VACUUM qf;
-VACUUM qb;
-SELECT queue_round();
-VACUUM qf;
-VACUUM qb;
-SELECT queue_round();
-VACUUM qf;
-VACUUM qb;
+SELECT s FROM three_rounds \gexec
 -- (without recycling each round would add about 30 pages)
 SELECT npages('qf_k') <= f0 + 3 AS flat, npages('qf_k') <= npages('qb_k') * 1.1 AS within_btree
 FROM sizes;
