@@ -780,20 +780,22 @@ _fbt_page_recyclable(Page page, FullTransactionId *safexid)
  * pass that set it later cannot have passed the candidate yet, which we
  * hold; nbtree reads its vacuum cycle id at the same point).  Free-space
  * map entries may be stale: each candidate is locked conditionally and
- * checked (_fbt_page_recyclable()).  Before a deleted page is reused, its
- * safexid is WAL-logged as a standby recovery conflict
+ * checked (_fbt_page_recyclable()); one taken while a pass runs is
+ * dropped (the pass, or the next, records it again).  Before a deleted
+ * page is reused, its safexid is WAL-logged as a standby recovery conflict
  * (_fbt_log_conflict_full()), as nbtree's XLOG_BTREE_REUSE_PAGE.  Also
  * takes the metapage's share lock briefly.
  */
 Buffer
 _fbt_allocbuf_recycle(Relation rel)
 {
-	while (!_fbt_vacuum_running(rel))
+	for (;;)
 	{
 		BlockNumber blkno = GetFreeIndexPage(rel);
 		Buffer		buf;
 		FullTransactionId safexid;
 
+		/* (the metapage is read only for a candidate: most splits have none) */
 		if (blkno == InvalidBlockNumber || blkno == FBT_METAPAGE)
 			break;
 		buf = ReadBuffer(rel, blkno);
