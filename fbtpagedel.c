@@ -344,6 +344,7 @@ _fbt_pagedel(Relation rel, Buffer leafbuf, IndexBulkDeleteResult *stats)
 	{
 		IndexTuple	hikey;
 		BlockNumber rightsib;
+		BlockNumber leftsib;
 		FbtStack	stack;
 		bool		marked;
 
@@ -355,9 +356,10 @@ _fbt_pagedel(Relation rel, Buffer leafbuf, IndexBulkDeleteResult *stats)
 		hikey = CopyIndexTuple(_fbt_getitem(rel, leafbuf, P_HIKEY));
 		_fbt_check_attrs(rel, leafbuf, hikey);
 		rightsib = opaque->fbto_next;
+		leftsib = opaque->fbto_prev;
 		LockBuffer(leafbuf, BUFFER_LOCK_UNLOCK);
 
-		if (_fbt_leftsib_splitflag(rel, opaque->fbto_prev, target))
+		if (_fbt_leftsib_splitflag(rel, leftsib, target))
 		{
 			pfree(hikey);
 			return;
