@@ -7,6 +7,7 @@ OBJS = \
 	fbtcheck.o \
 	fbtcompare.o \
 	fbtdebug.o \
+	fbtdedup.o \
 	fbtdelete.o \
 	fbtinsert.o \
 	fbtinspect.o \
@@ -21,7 +22,7 @@ OBJS = \
 	fbtvalidate.o
 
 EXTENSION = fastbtree
-DATA = fastbtree--1.0.sql fastbtree--1.0--1.1.sql
+DATA = fastbtree--1.0.sql fastbtree--1.0--1.1.sql fastbtree--1.1--1.2.sql
 PGFILEDESC = "fastbtree - B-tree index access method with a faster search path"
 
 # Every sql/NAME.sql is a pg_regress test with expected/NAME.out.

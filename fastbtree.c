@@ -46,7 +46,7 @@ _PG_init(void)
 					   "Accepted as btree accepts it; has no effect (btree ignores it since PostgreSQL 14)",
 					   -1, 0.0, 1e10, ShareUpdateExclusiveLock);
 	add_bool_reloption(fbt_relopt_kind, "deduplicate_items",
-					   "Accepted as btree accepts it; has no effect yet (fastbtree does not merge duplicates into posting lists)",
+					   "Enables \"deduplicate items\" feature for this fastbtree index",
 					   true, ShareUpdateExclusiveLock);
 
 	DefineCustomBoolVariable("fastbtree.fast_compare",
@@ -119,8 +119,9 @@ _PG_init(void)
  * reloptions: the text[] datum from pg_class; validate: raise errors for
  * unknown or out-of-range options (22023 invalid_parameter_value, with
  * core's messages).  The options are btree's three, with btree's bounds:
- * fillfactor (leaf pages, percent), and vacuum_cleanup_index_scale_factor
- * and deduplicate_items, accepted without effect (see FbtOptions).
+ * fillfactor (leaf pages, percent), deduplicate_items (posting lists,
+ * fbtdedup.c), and vacuum_cleanup_index_scale_factor, accepted without
+ * effect (see FbtOptions).
  * Returns a palloc'd FbtOptions, or NULL if none set.
  */
 bytea *

@@ -14,6 +14,19 @@
  * by index_form_tuple(): every key and INCLUDE attribute, t_tid = heap TID.
  * The heap TID is the final tiebreaker key, so every leaf entry is unique.
  *
+ * Posting list tuples (nbtree README, "Notes about deduplication") are leaf
+ * data items standing for several entries with equal keys: the key
+ * attributes once, then an array of heap TIDs in ascending order, with no
+ * duplicates.  They carry INDEX_AM_RESERVED_BIT in t_info; t_tid's block
+ * number is the byte offset of the array from the tuple's start (the
+ * MAXALIGN'd size of the key part), and its offset number is
+ * FBT_IS_POSTING plus the count of TIDs (at least 2).  A posting list
+ * orders as its first TID against smaller ones and as its last against
+ * larger ones; no other entry's TID falls between the two.  Only indexes
+ * whose every key column's operator class says equal values are
+ * bitwise equal (support proc 4, "equalimage") and that have no INCLUDE
+ * columns get them (fbtm_allequalimage).
+ *
  * Pivot tuples (every item on an internal page, and every high key) carry
  * INDEX_AM_RESERVED_BIT in t_info.  In a pivot, t_tid's block number is the
  * downlink (InvalidBlockNumber in a high key) and its offset number holds
@@ -241,6 +254,10 @@ typedef struct FbtMetaPageData
 										 * (fbtpage.c) */
 	BlockNumber fbtm_num_delpages;	/* deleted pages the last pass left
 									 * not yet reusable (fbtvacuum.c) */
+	uint32		fbtm_allequalimage;	/* 1: posting lists may be formed
+									 * (fbtdedup.c), decided when the
+									 * index was built; 0 in metapages
+									 * older than deduplication */
 } FbtMetaPageData;
 
 #define FbtPageGetMeta(page) \
@@ -343,15 +360,78 @@ typedef enum FbtUnlockedResult
 } FbtUnlockedResult;
 
 /*
- * Pivot tuple representation (see the file header).
+ * Pivot and posting list tuple representation (see the file header).
  */
-#define FBT_OFFSET_MASK			0x0FFF	/* count of key attributes */
+#define FBT_OFFSET_MASK			0x0FFF	/* count of key attributes, or of
+										 * a posting list's TIDs */
 #define FBT_PIVOT_HEAPTID		0x1000	/* heap TID stored at tuple end */
+#define FBT_IS_POSTING			0x2000	/* a posting list tuple */
 
 static inline bool
 FbtTupleIsPivot(IndexTuple itup)
 {
-	return (itup->t_info & INDEX_AM_RESERVED_BIT) != 0;
+	return (itup->t_info & INDEX_AM_RESERVED_BIT) != 0 &&
+		(ItemPointerGetOffsetNumberNoCheck(&itup->t_tid) &
+		 FBT_IS_POSTING) == 0;
+}
+
+static inline bool
+FbtTupleIsPosting(IndexTuple itup)
+{
+	return (itup->t_info & INDEX_AM_RESERVED_BIT) != 0 &&
+		(ItemPointerGetOffsetNumberNoCheck(&itup->t_tid) &
+		 FBT_IS_POSTING) != 0;
+}
+
+/* Count of heap TIDs of a posting list tuple */
+static inline int
+FbtTupleGetNPosting(IndexTuple posting)
+{
+	return ItemPointerGetOffsetNumberNoCheck(&posting->t_tid) &
+		FBT_OFFSET_MASK;
+}
+
+/* Byte offset of a posting list tuple's TID array */
+static inline uint32
+FbtTupleGetPostingOffset(IndexTuple posting)
+{
+	return ItemPointerGetBlockNumberNoCheck(&posting->t_tid);
+}
+
+static inline ItemPointer
+FbtTupleGetPosting(IndexTuple posting)
+{
+	return (ItemPointer) ((char *) posting +
+						  FbtTupleGetPostingOffset(posting));
+}
+
+static inline ItemPointer
+FbtTupleGetPostingN(IndexTuple posting, int n)
+{
+	return FbtTupleGetPosting(posting) + n;
+}
+
+/* Mark itup a posting list tuple of nhtids TIDs starting at postingoff */
+static inline void
+FbtTupleSetPosting(IndexTuple itup, int nhtids, uint32 postingoff)
+{
+	itup->t_info |= INDEX_AM_RESERVED_BIT;
+	ItemPointerSetBlockNumber(&itup->t_tid, postingoff);
+	ItemPointerSetOffsetNumber(&itup->t_tid, FBT_IS_POSTING | nhtids);
+}
+
+/*
+ * A posting list tuple's TID array lies within the tuple, which the caller
+ * has bounds-checked (_fbt_itemid_ok): past the header, at least two TIDs.
+ */
+static inline bool
+_fbt_posting_ok(IndexTuple posting)
+{
+	uint32		off = FbtTupleGetPostingOffset(posting);
+	int			n = FbtTupleGetNPosting(posting);
+
+	return off >= sizeof(IndexTupleData) && n >= 2 &&
+		off + (Size) n * sizeof(ItemPointerData) <= IndexTupleSize(posting);
 }
 
 /* Number of attributes in a tuple: pivots store it, leaf items have all */
@@ -375,19 +455,34 @@ FbtPivotSetDownLink(IndexTuple pivot, BlockNumber blkno)
 	ItemPointerSetBlockNumber(&pivot->t_tid, blkno);
 }
 
-/* The heap TID of a leaf item, or of a pivot that kept one (else NULL) */
+/*
+ * The heap TID of a leaf item (the first of a posting list), or of a pivot
+ * that kept one (else NULL)
+ */
 static inline ItemPointer
 FbtTupleGetHeapTID(IndexTuple itup)
 {
-	if (FbtTupleIsPivot(itup))
+	if (itup->t_info & INDEX_AM_RESERVED_BIT)
 	{
-		if ((ItemPointerGetOffsetNumberNoCheck(&itup->t_tid) &
-			 FBT_PIVOT_HEAPTID) == 0)
+		uint16		posid = ItemPointerGetOffsetNumberNoCheck(&itup->t_tid);
+
+		if (posid & FBT_IS_POSTING)
+			return FbtTupleGetPosting(itup);
+		if ((posid & FBT_PIVOT_HEAPTID) == 0)
 			return NULL;
 		return (ItemPointer) ((char *) itup + IndexTupleSize(itup) -
 							  sizeof(ItemPointerData));
 	}
 	return &itup->t_tid;
+}
+
+/* The largest heap TID of a leaf item: the last of a posting list */
+static inline ItemPointer
+FbtTupleGetMaxHeapTID(IndexTuple itup)
+{
+	if (FbtTupleIsPosting(itup))
+		return FbtTupleGetPostingN(itup, FbtTupleGetNPosting(itup) - 1);
+	return FbtTupleGetHeapTID(itup);
 }
 
 /* fbtpage.c: raise ERRCODE_INDEX_CORRUPTED for the item at offnum of buf */
@@ -539,9 +634,9 @@ typedef struct FbtOptions
 	int32		varlena_header_;	/* varlena header (do not touch) */
 	int			fillfactor;		/* leaf fillfactor, percent */
 	/*
-	 * btree's other two reloptions, accepted with btree's bounds so that
-	 * btree DDL works unchanged; neither has an effect yet: fastbtree does
-	 * not deduplicate, and btree itself ignores the scale factor since 14
+	 * btree's other two reloptions, with btree's bounds: the scale factor
+	 * is accepted without effect (btree itself ignores it since 14);
+	 * deduplicate_items switches posting lists on and off (fbtdedup.c)
 	 */
 	float8		vacuum_cleanup_index_scale_factor;
 	bool		deduplicate_items;
@@ -550,6 +645,55 @@ typedef struct FbtOptions
 #define FbtGetFillFactor(rel) \
 	((rel)->rd_options ? ((FbtOptions *) (rel)->rd_options)->fillfactor : \
 	 FBT_DEFAULT_FILLFACTOR)
+#define FbtGetDeduplicateItems(rel) \
+	((rel)->rd_options ? \
+	 ((FbtOptions *) (rel)->rd_options)->deduplicate_items : true)
+
+/*
+ * Most heap TIDs a leaf can hold: posting lists of TIDs filling the page
+ * (the bound of a scan's items and of deletion's candidates per page)
+ */
+#define FBT_MAX_TIDS_PER_PAGE \
+	((int) ((BLCKSZ - SizeOfPageHeaderData - \
+			 MAXALIGN(sizeof(FbtPageOpaqueData))) / sizeof(ItemPointerData)))
+
+/* Fill of the left page when a leaf full of one value splits, percent */
+#define FBT_SINGLEVAL_FILLFACTOR	96
+
+/*
+ * Largest posting list tuple a deduplication pass forms, in bytes: half the
+ * largest item, so that pages full of duplicates still split well (nbtree's
+ * choice)
+ */
+#define FBT_MAX_POSTING_SIZE	Min(FBT_MAX_ITEM_SIZE / 2, INDEX_SIZE_MASK)
+
+/*
+ * Largest posting list tuple the build forms, in bytes: the slack a leaf
+ * keeps at the default fillfactor (10%), less a line pointer, so that
+ * pages full of one value still come out about fillfactor full (nbtree's
+ * build uses the same bound)
+ */
+#define FBT_BUILD_MAX_POSTING_SIZE \
+	(MAXALIGN_DOWN(BLCKSZ * (100 - FBT_DEFAULT_FILLFACTOR) / 100) - \
+	 sizeof(ItemIdData))
+
+/*
+ * A deduplication in progress (fbtdedup.c): the pending posting list, equal
+ * items merged so far, from the base tuple (its key) and its TIDs.
+ */
+typedef struct FbtDedupState
+{
+	Size		maxpostingsize; /* bytes, the posting list tuple's limit */
+	IndexTuple	base;			/* first item of the pending list */
+	OffsetNumber baseoff;		/* its page offset (passes only) */
+	Size		basetupsize;	/* its key part: MAXALIGN'd, no TIDs */
+	ItemPointer htids;			/* the pending TIDs, ascending */
+	int			nhtids;
+	int			nitems;			/* items merged into the pending list */
+	Size		phystupsize;	/* their bytes on the page, with pointers */
+	int			nintervals;		/* posting lists formed (passes only) */
+	int			nmaxitems;		/* items at maxpostingsize (passes only) */
+} FbtDedupState;
 
 /* ----------------------------------------------------------------
  * Insertion scankeys and descent stacks
@@ -665,7 +809,7 @@ typedef struct FbtScanPosData
 	int			firstItem;		/* first valid index in items[] */
 	int			lastItem;		/* last valid index in items[] */
 	int			itemIndex;		/* current index in items[] */
-	FbtScanPosItem items[MaxIndexTuplesPerPage];
+	FbtScanPosItem items[FBT_MAX_TIDS_PER_PAGE];
 } FbtScanPosData;
 
 typedef FbtScanPosData *FbtScanPos;
@@ -832,7 +976,9 @@ extern bool fbt_debug_pagedel_halfdead_only;
 
 /* fbtdelete.c */
 extern void _fbt_delete_items(Relation rel, Buffer buf,
-							  OffsetNumber *deletable, int n);
+							  OffsetNumber *deletable, int n,
+							  OffsetNumber *updatable, IndexTuple *updated,
+							  int nupdated);
 extern void _fbt_log_conflict_horizon(Relation rel, Relation heapRel,
 									  BlockNumber blkno,
 									  TransactionId horizon);
@@ -840,9 +986,29 @@ extern void _fbt_log_conflict_full(Relation rel, Relation heapRel,
 								   BlockNumber blkno,
 								   FullTransactionId horizon);
 extern bool _fbt_delete_before_split(Relation rel, Relation heapRel,
-									 Buffer buf, Size newitemsz,
+									 Buffer buf, IndexTuple newitem,
+									 Size newitemsz,
 									 bool checkingunique, bool uniquedup,
 									 bool indexUnchanged);
+extern bool _fbt_delete_lp_dead(Relation rel, Relation heapRel, Buffer buf);
+
+/* fbtdedup.c */
+extern bool _fbt_allequalimage(Relation rel);
+extern bool _fbt_dedup_enabled(Relation rel);
+extern bool _fbt_keys_image_equal(Relation rel, IndexTuple a, IndexTuple b);
+extern void _fbt_dedup_start_pending(FbtDedupState *state, IndexTuple base,
+									 OffsetNumber baseoff);
+extern bool _fbt_dedup_save_htid(FbtDedupState *state, IndexTuple itup);
+extern IndexTuple _fbt_dedup_form_pending(FbtDedupState *state);
+extern IndexTuple _fbt_form_posting(IndexTuple base, ItemPointer htids,
+									int nhtids);
+extern IndexTuple _fbt_posting_remove(IndexTuple posting, bool *remove);
+extern IndexTuple _fbt_swap_posting(IndexTuple newitem, IndexTuple oposting,
+									int postingoff);
+extern int	_fbt_posting_position(Relation rel, Buffer buf,
+								  OffsetNumber offnum, ItemPointer scantid);
+extern bool _fbt_dedup_pass(Relation rel, Buffer buf, IndexTuple newitem,
+							Size newitemsz, bool bottomup);
 
 /* fbtinsert.c */
 extern bool fbtinsert(Relation rel, Datum *values, bool *isnull,
@@ -856,7 +1022,8 @@ extern void _fbt_check_item_size(Relation rel, Relation heapRel,
 								 IndexTuple itup);
 
 /* fbtpage.c */
-extern void _fbt_initmetapage(Page page, BlockNumber rootbknum, uint32 level);
+extern void _fbt_initmetapage(Page page, BlockNumber rootbknum, uint32 level,
+							  bool allequalimage);
 extern void _fbt_pageinit(Page page, uint32 level, uint16 flags);
 extern FbtMetaPageData *_fbt_getmeta(Relation rel, bool refresh);
 extern Buffer _fbt_getroot(Relation rel, int access, bool create,

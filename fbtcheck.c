@@ -47,6 +47,7 @@ typedef struct FbtCheckState
 	int			nkeyatts;
 	int			natts;
 	bool		heapallindexed;
+	bool		allequalimage;	/* the metapage allows posting lists */
 	bloom_filter *filter;
 	Snapshot	snapshot;
 	int64		heaptuplesindexed;
@@ -244,10 +245,47 @@ _fbtc_getpage(FbtCheckState *state, BlockNumber blkno)
 				sizeof(ItemPointerData))
 				corrupt(state, blkno, off, "pivot tuple too short for a heap TID");
 		}
+		else if (FbtTupleIsPosting(itup))
+		{
+			uint32		postoff = FbtTupleGetPostingOffset(itup);
+			int			n = FbtTupleGetNPosting(itup);
+			int			j;
+
+			natts = state->natts;
+			if (!state->allequalimage)
+				corrupt(state, blkno, off,
+						"posting list tuple in an index whose metapage does not allow deduplication");
+			if (!P_ISLEAF(opaque) || off < P_FIRSTDATAKEY(opaque))
+				corrupt(state, blkno, off,
+						"posting list tuple outside a leaf's data items");
+			if (n < 2 || postoff < sizeof(IndexTupleData) ||
+				postoff != MAXALIGN(postoff) ||
+				MAXALIGN(postoff + n * sizeof(ItemPointerData)) !=
+				IndexTupleSize(itup))
+				corrupt(state, blkno, off,
+						"invalid posting list: %d heap TIDs at offset %u in a tuple of %zu bytes",
+						n, postoff, IndexTupleSize(itup));
+			for (j = 0; j < n; j++)
+			{
+				ItemPointer tid = FbtTupleGetPostingN(itup, j);
+
+				if (!ItemPointerIsValid(tid))
+					corrupt(state, blkno, off,
+							"posting list heap TID %d is invalid", j);
+				if (j > 0 &&
+					ItemPointerCompare(FbtTupleGetPostingN(itup, j - 1),
+									   tid) >= 0)
+					corrupt(state, blkno, off,
+							"posting list heap TIDs are not in strictly ascending order at TID %d",
+							j);
+			}
+		}
 		else
 			natts = state->natts;
 
 		if (!_fbtc_tuple_fits(desc, itup,
+							  FbtTupleIsPosting(itup) ?
+							  FbtTupleGetPostingOffset(itup) :
 							  IndexTupleSize(itup) -
 							  ((FbtTupleIsPivot(itup) &&
 								FbtTupleGetHeapTID(itup)) ?
@@ -263,7 +301,9 @@ _fbtc_getpage(FbtCheckState *state, BlockNumber blkno)
 /*
  * Three-way comparison of two tuples (leaf or pivot) in index order,
  * treating attributes a pivot lost to truncation, and a missing heap TID,
- * as minus infinity.
+ * as minus infinity.  a is the one expected on the left: a posting list
+ * there counts by its last heap TID, b's by its first, so that a < b means
+ * every entry of a sorts before every entry of b.
  */
 static int
 _fbtc_compare_tuples(FbtCheckState *state, IndexTuple a, IndexTuple b)
@@ -305,7 +345,7 @@ _fbtc_compare_tuples(FbtCheckState *state, IndexTuple a, IndexTuple b)
 	if (na != nb)
 		return na < nb ? -1 : 1;
 
-	ta = FbtTupleGetHeapTID(a);
+	ta = FbtTupleGetMaxHeapTID(a);
 	tb = FbtTupleGetHeapTID(b);
 	if (ta == NULL && tb == NULL)
 		return 0;
@@ -399,7 +439,8 @@ _fbtc_check_items(FbtCheckState *state, BlockNumber blkno, Page page)
 			if (off > minoff && natts == 0)
 				corrupt(state, blkno, off, "minus infinity item is not first");
 		}
-		if (isleaf && !ItemPointerIsValid(&itup->t_tid))
+		if (isleaf && !FbtTupleIsPosting(itup) &&
+			!ItemPointerIsValid(&itup->t_tid))
 			corrupt(state, blkno, off, "leaf item has an invalid heap TID");
 
 		if (off > minoff &&
@@ -418,7 +459,18 @@ _fbtc_check_items(FbtCheckState *state, BlockNumber blkno, Page page)
 
 			index_deform_tuple(itup, RelationGetDescr(state->rel),
 							   values, isnull);
-			_fbtc_fingerprint(state, itup, &itup->t_tid, values, isnull);
+			if (FbtTupleIsPosting(itup))
+			{
+				int			j;
+
+				/* one fingerprint per heap TID, as a plain entry's */
+				for (j = 0; j < FbtTupleGetNPosting(itup); j++)
+					_fbtc_fingerprint(state, itup,
+									  FbtTupleGetPostingN(itup, j),
+									  values, isnull);
+			}
+			else
+				_fbtc_fingerprint(state, itup, &itup->t_tid, values, isnull);
 		}
 	}
 }
@@ -457,7 +509,7 @@ _fbtc_check_child(FbtCheckState *state, BlockNumber parentblk,
 		/* an internal child's first item is minus infinity: no key */
 		if (!P_ISLEAF(opaque) && off == minoff)
 			continue;
-		if (lowkey != NULL && _fbtc_compare_tuples(state, itup, lowkey) <= 0)
+		if (lowkey != NULL && _fbtc_compare_tuples(state, lowkey, itup) >= 0)
 			corrupt(state, parentblk, downoff,
 					"item %u of child block %u is not greater than its downlink's key",
 					off, child);
@@ -871,6 +923,7 @@ fastbtree_check(PG_FUNCTION_ARGS)
 				metad->fbtm_version);
 	leftmost = metad->fbtm_root;
 	level = metad->fbtm_level;
+	state.allequalimage = metad->fbtm_allequalimage != 0;
 	MemoryContextReset(state.pagecxt);
 
 	if (leftmost != P_NONE)

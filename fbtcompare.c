@@ -14,7 +14,8 @@
  * sorts above every other value; -0 equals 0).
  *
  * Leaf data items always carry every attribute and their heap TID is
- * t_tid, so _fbt_compare_leaf never decodes an attribute count; only
+ * t_tid (a posting list's range, only looked at when the key has a heap
+ * TID), so _fbt_compare_leaf never decodes an attribute count; only
  * pivots (internal items and high keys) go through _fbt_compare_pivot,
  * which handles truncated attributes and the optional heap TID.
  *
@@ -379,8 +380,34 @@ _fbt_check_value(Relation rel, Buffer buf, OffsetNumber offnum, Page page,
 }
 
 /*
+ * The heap TID part of comparing a key with a posting list tuple: equal
+ * anywhere within its TID range (the caller then finds the position,
+ * _fbt_posting_position()), as nbtree's _bt_compare() does.
+ */
+static pg_noinline int32
+_fbt_compare_posting(Relation rel, FbtScanInsert key, IndexTuple itup,
+					 Buffer buf, OffsetNumber offnum)
+{
+	Page		page = BufferGetPage(buf);
+	int32		r;
+
+	if (unlikely(!FbtTupleIsPosting(itup) || !_fbt_posting_ok(itup) ||
+				 (char *) itup + IndexTupleSize(itup) >
+				 (char *) page + ((PageHeader) page)->pd_special))
+		_fbt_corrupt_item(rel, buf, offnum,
+						  FbtTupleIsPosting(itup) ?
+						  "The posting list extends past the end of its tuple" :
+						  "A data item is marked as a pivot tuple");
+	r = ItemPointerCompare(key->scantid, FbtTupleGetHeapTID(itup));
+	if (r <= 0)
+		return r;
+	return ItemPointerCompare(key->scantid, FbtTupleGetMaxHeapTID(itup)) > 0 ?
+		1 : 0;
+}
+
+/*
  * Compare the key with a leaf data item: every attribute is present and
- * the heap TID is t_tid.  The first attribute is read at the data offset
+ * the heap TID is t_tid (or a posting list's TID range).  The first attribute is read at the data offset
  * without index_getattr() when the tuple has no NULLs.  buf and offnum
  * locate the item for error reports.
  */
@@ -414,6 +441,8 @@ _fbt_compare_leaf(Relation rel, FbtScanInsert key, IndexTuple itup,
 	}
 	if (key->scantid == NULL)
 		return 0;
+	if (unlikely(itup->t_info & INDEX_AM_RESERVED_BIT))
+		return _fbt_compare_posting(rel, key, itup, buf, offnum);
 	return ItemPointerCompare(key->scantid, &itup->t_tid);
 }
 

@@ -75,22 +75,40 @@ _fbt_update_has_garbage(Page img)
 
 /*
  * _fbt_delete_items() -- remove the entries at deletable[0..n-1] (offsets,
- * ascending) from the leaf buf in one WAL record, clearing
- * FBTP_HAS_GARBAGE if no LP_DEAD entry is left.
+ * ascending) from the leaf buf, and replace the posting lists at
+ * updatable[0..nupdated-1] with updated[] (the same posting lists without
+ * some of their TIDs, _fbt_posting_remove()), in one WAL record, clearing
+ * FBTP_HAS_GARBAGE if no LP_DEAD entry is left.  A replaced posting list
+ * loses its LP_DEAD mark, if it had one (a hint).
  *
  * buf must be exclusively (VACUUM: cleanup-) locked; it stays so.  Used by
  * deletion before a split (after its conflict record) and by VACUUM.
  * Errors: those of WAL insertion.
  */
 void
-_fbt_delete_items(Relation rel, Buffer buf, OffsetNumber *deletable, int n)
+_fbt_delete_items(Relation rel, Buffer buf, OffsetNumber *deletable, int n,
+				  OffsetNumber *updatable, IndexTuple *updated, int nupdated)
 {
 	FbtWal		wal;
 	Page		img;
+	int			i;
 
 	_fbt_wal_start(&wal, rel);
 	img = _fbt_wal_register(&wal, buf, false);
-	PageIndexMultiDelete(img, deletable, n);
+	/* replacements first: deletion renumbers the items after it */
+	for (i = 0; i < nupdated; i++)
+	{
+		if (!PageIndexTupleOverwrite(img, updatable[i], (Item) updated[i],
+									 MAXALIGN(IndexTupleSize(updated[i]))))
+		{
+			_fbt_wal_abort(&wal);
+			elog(ERROR, "failed to update posting list at offset %u of block %u in index \"%s\"",
+				 updatable[i], BufferGetBlockNumber(buf),
+				 RelationGetRelationName(rel));
+		}
+	}
+	if (n > 0)
+		PageIndexMultiDelete(img, deletable, n);
 	_fbt_update_has_garbage(img);
 	START_CRIT_SECTION();
 	_fbt_wal_finish(&wal);
@@ -169,16 +187,6 @@ _fbt_log_conflict_full(Relation rel, Relation heapRel, BlockNumber blkno,
 		table_close(opened, NoLock);
 }
 
-/* qsort comparator of offset numbers */
-static int
-_fbt_offnum_cmp(const void *a, const void *b)
-{
-	OffsetNumber x = *(const OffsetNumber *) a;
-	OffsetNumber y = *(const OffsetNumber *) b;
-
-	return (x > y) - (x < y);
-}
-
 /* qsort comparator of block numbers */
 static int
 _fbt_blkno_cmp(const void *a, const void *b)
@@ -190,67 +198,187 @@ _fbt_blkno_cmp(const void *a, const void *b)
 }
 
 /*
- * Add the entry at offnum to delstate.  knowndead: marked LP_DEAD (simple
- * deletion only); promising: in a run of equal keys (bottom-up only).
+ * The candidates of one deletion pass: the table AM's request, and for
+ * each candidate (by id) its TID's position in its posting list, or -1
+ * for a plain entry.
+ */
+typedef struct FbtDelCandidates
+{
+	TM_IndexDeleteOp op;
+	int16	   *postpos;
+	int			ncand;			/* op.ndeltids before the table AM's call,
+								 * which may shrink it */
+} FbtDelCandidates;
+
+static void
+_fbt_candidates_init(FbtDelCandidates *cands, Relation rel, Buffer buf,
+					 bool bottomup, Size bottomupfreespace)
+{
+	int			max = FBT_MAX_TIDS_PER_PAGE;
+
+	cands->op.irel = rel;
+	cands->op.iblknum = BufferGetBlockNumber(buf);
+	cands->op.bottomup = bottomup;
+	cands->op.bottomupfreespace = bottomupfreespace;
+	cands->op.ndeltids = 0;
+	cands->op.deltids = palloc(max * sizeof(TM_IndexDelete));
+	cands->op.status = palloc(max * sizeof(TM_IndexStatus));
+	cands->postpos = palloc(max * sizeof(int16));
+	cands->ncand = 0;
+}
+
+static void
+_fbt_candidates_free(FbtDelCandidates *cands)
+{
+	pfree(cands->op.deltids);
+	pfree(cands->op.status);
+	pfree(cands->postpos);
+}
+
+/*
+ * Add one heap TID of the entry at offnum: tid, at position pos of its
+ * posting list (-1: a plain entry); freespace: the bytes its removal
+ * would free.  knowndead: marked LP_DEAD (simple deletion only);
+ * promising: among equal keys (bottom-up only).
  */
 static void
-_fbt_add_candidate(TM_IndexDeleteOp *delstate, Page page, OffsetNumber offnum,
-				   IndexTuple itup, bool knowndead, bool promising)
+_fbt_add_candidate(FbtDelCandidates *cands, OffsetNumber offnum,
+				   ItemPointer tid, int pos, Size freespace,
+				   bool knowndead, bool promising)
 {
+	TM_IndexDeleteOp *delstate = &cands->op;
 	int			n = delstate->ndeltids;
 
-	delstate->deltids[n].tid = itup->t_tid;
+	delstate->deltids[n].tid = *tid;
 	delstate->deltids[n].id = n;
 	delstate->status[n].idxoffnum = offnum;
 	delstate->status[n].knowndeletable = knowndead;
 	delstate->status[n].promising = promising;
-	delstate->status[n].freespace =
-		ItemIdGetLength(PageGetItemId(page, offnum)) + sizeof(ItemIdData);
+	delstate->status[n].freespace = freespace;
+	cands->postpos[n] = pos;
 	delstate->ndeltids++;
+	cands->ncand++;
 }
 
 /*
- * Ask the table AM which candidates of delstate are dead to every
- * snapshot, then delete those entries from the leaf buf (exclusively
- * locked) in one WAL record, after the conflict record.  Returns the
- * number of entries deleted.
+ * Add every heap TID of the entry itup at offnum (all of a posting list's,
+ * whose bounds the caller checked).
+ */
+static void
+_fbt_add_entry(FbtDelCandidates *cands, Page page, OffsetNumber offnum,
+			   IndexTuple itup, bool knowndead, bool promising)
+{
+	if (FbtTupleIsPosting(itup))
+	{
+		int			n = FbtTupleGetNPosting(itup);
+		int			j;
+
+		for (j = 0; j < n; j++)
+			_fbt_add_candidate(cands, offnum, FbtTupleGetPostingN(itup, j), j,
+							   sizeof(ItemPointerData), knowndead, promising);
+	}
+	else
+		_fbt_add_candidate(cands, offnum, &itup->t_tid, -1,
+						   ItemIdGetLength(PageGetItemId(page, offnum)) +
+						   sizeof(ItemIdData), knowndead, promising);
+}
+
+/* The leaf item at offnum, with a posting list's TID array checked */
+static IndexTuple
+_fbt_getleafitem(Relation rel, Buffer buf, OffsetNumber offnum)
+{
+	IndexTuple	itup = _fbt_getitem(rel, buf, offnum);
+
+	if (FbtTupleIsPosting(itup) && !_fbt_posting_ok(itup))
+		_fbt_corrupt_item(rel, buf, offnum,
+						  "The posting list extends past the end of its tuple");
+	return itup;
+}
+
+/*
+ * Ask the table AM which candidates are dead to every snapshot, then
+ * delete those entries from the leaf buf (exclusively locked), or the
+ * dead TIDs from posting lists, in one WAL record, after the conflict
+ * record.  Returns the number of heap TIDs removed.
  */
 static int
 _fbt_delete_check_and_apply(Relation rel, Relation heapRel, Buffer buf,
-							TM_IndexDeleteOp *delstate)
+							FbtDelCandidates *cands)
 {
+	TM_IndexDeleteOp *delstate = &cands->op;
 	OffsetNumber deletable[MaxIndexTuplesPerPage];
 	int			ndeletable = 0;
+	OffsetNumber updatable[MaxIndexTuplesPerPage];
+	IndexTuple	updated[MaxIndexTuplesPerPage];
+	int			nupdated = 0;
+	bool	   *remove;
 	TransactionId horizon;
+	int			nremoved = 0;
 	int			i;
+	int			j;
 
 	if (delstate->ndeltids == 0)
 		return 0;
 
 	horizon = table_index_delete_tuples(heapRel, delstate);
 
-	for (i = 0; i < delstate->ndeltids; i++)
+	/*
+	 * The status entries are in the order the candidates were added (the
+	 * table AM reorders only deltids): by offset, and within a posting list
+	 * by position.  Each offset's run is one entry.
+	 */
+	remove = palloc0(sizeof(bool) * FBT_MAX_TIDS_PER_PAGE);
+	for (i = 0; i < cands->ncand; i = j)
 	{
-		TM_IndexStatus *status = &delstate->status[delstate->deltids[i].id];
+		OffsetNumber off = delstate->status[i].idxoffnum;
+		int			nrem = 0;
 
-		if (status->knowndeletable)
-			deletable[ndeletable++] = status->idxoffnum;
+		for (j = i; j < cands->ncand && delstate->status[j].idxoffnum == off;
+			 j++)
+		{
+			if (!delstate->status[j].knowndeletable)
+				continue;
+			nrem++;
+			if (cands->postpos[j] >= 0)
+				remove[cands->postpos[j]] = true;
+		}
+		if (nrem == 0)
+			continue;
+		if (cands->postpos[i] < 0)
+			deletable[ndeletable++] = off;
+		else
+		{
+			IndexTuple	posting = _fbt_getleafitem(rel, buf, off);
+			int			n = FbtTupleGetNPosting(posting);
+
+			if (nrem == n)
+				deletable[ndeletable++] = off;
+			else
+			{
+				updatable[nupdated] = off;
+				updated[nupdated++] = _fbt_posting_remove(posting, remove);
+			}
+			memset(remove, 0, sizeof(bool) * n);
+		}
+		nremoved += nrem;
 	}
-	if (ndeletable == 0)
+	pfree(remove);
+	if (ndeletable == 0 && nupdated == 0)
 		return 0;
-
-	/* the table AM may have reordered the candidates */
-	qsort(deletable, ndeletable, sizeof(OffsetNumber), _fbt_offnum_cmp);
 
 	_fbt_log_conflict_horizon(rel, heapRel, BufferGetBlockNumber(buf),
 							  horizon);
-	_fbt_delete_items(rel, buf, deletable, ndeletable);
-	return ndeletable;
+	_fbt_delete_items(rel, buf, deletable, ndeletable,
+					  updatable, updated, nupdated);
+	for (i = 0; i < nupdated; i++)
+		pfree(updated[i]);
+	return nremoved;
 }
 
 /*
  * Simple deletion: the LP_DEAD entries of the leaf, and as extras the
- * unmarked entries that point into the same heap blocks.
+ * unmarked entries (single TIDs of posting lists) that point into the
+ * same heap blocks.
  */
 static int
 _fbt_simple_delete(Relation rel, Relation heapRel, Buffer buf)
@@ -259,49 +387,84 @@ _fbt_simple_delete(Relation rel, Relation heapRel, Buffer buf)
 	FbtPageOpaque opaque = FbtPageGetOpaque(page);
 	OffsetNumber minoff = P_FIRSTDATAKEY(opaque);
 	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
-	BlockNumber deadblocks[MaxIndexTuplesPerPage];
+	BlockNumber *deadblocks;
 	int			ndeadblocks = 0;
-	TM_IndexDeleteOp delstate;
+	FbtDelCandidates cands;
 	OffsetNumber off;
 	int			ndeleted;
 
+	deadblocks = palloc(sizeof(BlockNumber) * FBT_MAX_TIDS_PER_PAGE);
 	for (off = minoff; off <= maxoff; off++)
 	{
 		if (ItemIdIsDead(PageGetItemId(page, off)))
 		{
-			IndexTuple	itup = _fbt_getitem(rel, buf, off);
+			IndexTuple	itup = _fbt_getleafitem(rel, buf, off);
+			int			n = FbtTupleIsPosting(itup) ?
+				FbtTupleGetNPosting(itup) : 1;
+			int			j;
 
-			deadblocks[ndeadblocks++] = ItemPointerGetBlockNumber(&itup->t_tid);
+			for (j = 0; j < n; j++)
+				deadblocks[ndeadblocks++] = ItemPointerGetBlockNumber(
+					FbtTupleIsPosting(itup) ?
+					FbtTupleGetPostingN(itup, j) : &itup->t_tid);
 		}
 	}
 	if (ndeadblocks == 0)
+	{
+		pfree(deadblocks);
 		return 0;
+	}
 	qsort(deadblocks, ndeadblocks, sizeof(BlockNumber), _fbt_blkno_cmp);
 
-	delstate.irel = rel;
-	delstate.iblknum = BufferGetBlockNumber(buf);
-	delstate.bottomup = false;
-	delstate.bottomupfreespace = 0;
-	delstate.ndeltids = 0;
-	delstate.deltids = palloc(MaxIndexTuplesPerPage * sizeof(TM_IndexDelete));
-	delstate.status = palloc(MaxIndexTuplesPerPage * sizeof(TM_IndexStatus));
-
+	_fbt_candidates_init(&cands, rel, buf, false, 0);
 	for (off = minoff; off <= maxoff; off++)
 	{
-		IndexTuple	itup = _fbt_getitem(rel, buf, off);
-		BlockNumber hblk = ItemPointerGetBlockNumber(&itup->t_tid);
+		IndexTuple	itup = _fbt_getleafitem(rel, buf, off);
 
 		if (ItemIdIsDead(PageGetItemId(page, off)))
-			_fbt_add_candidate(&delstate, page, off, itup, true, false);
-		else if (bsearch(&hblk, deadblocks, ndeadblocks, sizeof(BlockNumber),
-						 _fbt_blkno_cmp) != NULL)
-			_fbt_add_candidate(&delstate, page, off, itup, false, false);
+			_fbt_add_entry(&cands, page, off, itup, true, false);
+		else if (FbtTupleIsPosting(itup))
+		{
+			int			n = FbtTupleGetNPosting(itup);
+			int			j;
+
+			for (j = 0; j < n; j++)
+			{
+				ItemPointer tid = FbtTupleGetPostingN(itup, j);
+				BlockNumber hblk = ItemPointerGetBlockNumber(tid);
+
+				if (bsearch(&hblk, deadblocks, ndeadblocks,
+							sizeof(BlockNumber), _fbt_blkno_cmp) != NULL)
+					_fbt_add_candidate(&cands, off, tid, j,
+									   sizeof(ItemPointerData), false, false);
+			}
+		}
+		else
+		{
+			BlockNumber hblk = ItemPointerGetBlockNumber(&itup->t_tid);
+
+			if (bsearch(&hblk, deadblocks, ndeadblocks, sizeof(BlockNumber),
+						_fbt_blkno_cmp) != NULL)
+				_fbt_add_entry(&cands, page, off, itup, false, false);
+		}
 	}
 
-	ndeleted = _fbt_delete_check_and_apply(rel, heapRel, buf, &delstate);
-	pfree(delstate.deltids);
-	pfree(delstate.status);
+	ndeleted = _fbt_delete_check_and_apply(rel, heapRel, buf, &cands);
+	_fbt_candidates_free(&cands);
+	pfree(deadblocks);
 	return ndeleted;
+}
+
+/*
+ * _fbt_delete_lp_dead() -- simple deletion alone, for an insertion whose
+ * heap TID falls inside a posting list marked LP_DEAD (fbtinsert.c): every
+ * LP_DEAD entry of the leaf buf (exclusively locked, as it stays) goes,
+ * after the conflict record.  Returns true if any entry was deleted.
+ */
+bool
+_fbt_delete_lp_dead(Relation rel, Relation heapRel, Buffer buf)
+{
+	return _fbt_simple_delete(rel, heapRel, buf) > 0;
 }
 
 /*
@@ -319,7 +482,7 @@ _fbt_bottomup_delete(Relation rel, Relation heapRel, Buffer buf,
 	OffsetNumber minoff = P_FIRSTDATAKEY(opaque);
 	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
 	int			nkeyatts = IndexRelationGetNumberOfKeyAttributes(rel);
-	TM_IndexDeleteOp delstate;
+	FbtDelCandidates cands;
 	OffsetNumber off;
 	OffsetNumber runstart = minoff;
 	IndexTuple	prev = NULL;
@@ -328,14 +491,8 @@ _fbt_bottomup_delete(Relation rel, Relation heapRel, Buffer buf,
 	if (minoff > maxoff)
 		return 0;
 
-	delstate.irel = rel;
-	delstate.iblknum = BufferGetBlockNumber(buf);
-	delstate.bottomup = true;
-	delstate.bottomupfreespace = Max(BLCKSZ / 16,
-									 newitemsz + sizeof(ItemIdData));
-	delstate.ndeltids = 0;
-	delstate.deltids = palloc(MaxIndexTuplesPerPage * sizeof(TM_IndexDelete));
-	delstate.status = palloc(MaxIndexTuplesPerPage * sizeof(TM_IndexStatus));
+	_fbt_candidates_init(&cands, rel, buf, true,
+						 Max(BLCKSZ / 16, newitemsz + sizeof(ItemIdData)));
 
 	/*
 	 * Find the runs of equal keys: off ends the run that began at runstart
@@ -347,35 +504,37 @@ _fbt_bottomup_delete(Relation rel, Relation heapRel, Buffer buf,
 
 		if (off <= maxoff)
 		{
-			itup = _fbt_getitem(rel, buf, off);
+			itup = _fbt_getleafitem(rel, buf, off);
 			/* the comparison decodes every key attribute */
 			_fbt_check_attrs(rel, buf, itup);
 		}
 		if (prev != NULL &&
 			(itup == NULL || _fbt_keep_natts(rel, prev, itup) <= nkeyatts))
 		{
-			bool		promising = (off - runstart) > 1;
 			OffsetNumber o;
 
+			/* a posting list is a run of equal keys by itself */
 			for (o = runstart; o < off; o++)
-				_fbt_add_candidate(&delstate, page, o,
-								   _fbt_getitem(rel, buf, o), false,
-								   promising);
+			{
+				IndexTuple	it = _fbt_getleafitem(rel, buf, o);
+
+				_fbt_add_entry(&cands, page, o, it, false,
+							   (off - runstart) > 1 || FbtTupleIsPosting(it));
+			}
 			runstart = off;
 		}
 		prev = itup;
 	}
 
-	ndeleted = _fbt_delete_check_and_apply(rel, heapRel, buf, &delstate);
-	pfree(delstate.deltids);
-	pfree(delstate.status);
+	ndeleted = _fbt_delete_check_and_apply(rel, heapRel, buf, &cands);
+	_fbt_candidates_free(&cands);
 	return ndeleted;
 }
 
 /*
- * _fbt_delete_before_split() -- try to make room for an entry of newitemsz
- * bytes (MAXALIGN'd, without its line pointer) on a full leaf by deleting
- * dead entries instead of splitting it.
+ * _fbt_delete_before_split() -- try to make room for newitem, an entry of
+ * newitemsz bytes (MAXALIGN'd, without its line pointer), on a full leaf
+ * by deleting dead entries, or merging equal ones, instead of splitting it.
  *
  * rel, heapRel: the index and its table; buf: the target leaf, pinned and
  * exclusively locked by the caller, and still so on return.  checkingunique:
@@ -384,19 +543,24 @@ _fbt_bottomup_delete(Relation rel, Relation heapRel, Buffer buf,
  * the entry is a logically unchanged copy (aminsert's argument).  First
  * simple deletion (nbtree README, "Simple deletion"), then, if that did not
  * free enough and the hints suggest version churn, bottom-up deletion
- * ("Bottom-Up deletion"), in the order and on the conditions of nbtree's
- * _bt_delete_or_dedup_one_page().  Returns true if any entry was deleted:
- * the caller must then search the page again for the insert offset.
+ * ("Bottom-Up deletion"), then, if the index may form posting lists and
+ * a unique index has reason to expect duplicates, a deduplication pass
+ * (fbtdedup.c), in the order and on the conditions of nbtree's
+ * _bt_delete_or_dedup_one_page().  Returns true if the page changed (an
+ * entry deleted, or posting lists formed): the caller must then search
+ * the page again for the insert offset.
  * Errors: the table AM's corruption checks of the heap TIDs (index
  * corrupted), and those of WAL insertion.
  */
 bool
 _fbt_delete_before_split(Relation rel, Relation heapRel, Buffer buf,
-						 Size newitemsz, bool checkingunique, bool uniquedup,
+						 IndexTuple newitem, Size newitemsz,
+						 bool checkingunique, bool uniquedup,
 						 bool indexUnchanged)
 {
 	Page		page = BufferGetPage(buf);
 	int			ndeleted = 0;
+	bool		bottomup = false;
 
 	Assert(P_ISLEAF(FbtPageGetOpaque(page)));
 
@@ -414,9 +578,20 @@ _fbt_delete_before_split(Relation rel, Relation heapRel, Buffer buf,
 			uniquedup = true;
 	}
 
+	/* no reason to expect duplicates in a unique index: split */
 	if (checkingunique && !uniquedup)
 		return ndeleted > 0;
 	if (indexUnchanged || uniquedup)
+	{
 		ndeleted += _fbt_bottomup_delete(rel, heapRel, buf, newitemsz);
+		if (PageGetFreeSpace(page) >= newitemsz)
+			return true;
+		bottomup = true;
+	}
+
+	/* merge equal entries into posting lists, if the index may */
+	if (_fbt_dedup_enabled(rel) &&
+		_fbt_dedup_pass(rel, buf, newitem, newitemsz, bottomup))
+		return true;
 	return ndeleted > 0;
 }

@@ -42,11 +42,13 @@ static TransactionId _fbt_check_unique(Relation rel, IndexTuple itup,
 									   bool *is_unique,
 									   uint32 *speculativeToken,
 									   bool *sawdup);
+static int	_fbt_find_posting(Relation rel, FbtScanInsert key, Buffer buf,
+							  OffsetNumber newitemoff);
 static Buffer _fbt_findinsertloc(Relation rel, FbtScanInsert key, Buffer buf,
 								 FbtStack stack, OffsetNumber *newitemoff);
 static void _fbt_insertonpg(Relation rel, Buffer buf, Buffer cbuf,
 							FbtStack stack, IndexTuple itup,
-							OffsetNumber newitemoff);
+							OffsetNumber newitemoff, int postingoff);
 static void _fbt_insert_parent(Relation rel, Buffer buf, Buffer rbuf,
 							   FbtStack stack, bool isroot,
 							   IndexTuple lefthikey);
@@ -133,6 +135,7 @@ fbtinsert(Relation rel, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		FbtStack	stack;
 		Buffer		buf;
 		OffsetNumber newitemoff;
+		int			postingoff;
 
 		key->scantid = checkingunique ? NULL : &itup->t_tid;
 		stack = _fbt_search(rel, key, &buf, FBT_WRITE, NULL, NULL);
@@ -176,15 +179,37 @@ fbtinsert(Relation rel, Datum *values, bool *isnull, ItemPointer ht_ctid,
 			continue;
 		}
 
-		/* a full leaf: delete dead entries rather than split, if it can */
+		/*
+		 * A full leaf: delete dead entries, or merge duplicates, rather than
+		 * split, if that makes room (fbtdelete.c).
+		 */
 		if (PageGetFreeSpace(BufferGetPage(buf)) <
 			MAXALIGN(IndexTupleSize(itup)) &&
-			_fbt_delete_before_split(rel, heapRel, buf,
+			_fbt_delete_before_split(rel, heapRel, buf, itup,
 									 MAXALIGN(IndexTupleSize(itup)),
 									 checkingunique, sawdup, indexUnchanged))
 			newitemoff = _fbt_binsrch(rel, key, buf);
 
-		_fbt_insertonpg(rel, buf, InvalidBuffer, stack, itup, newitemoff);
+		postingoff = _fbt_find_posting(rel, key, buf, newitemoff);
+		if (postingoff < 0)
+		{
+			/*
+			 * The TID falls inside a posting list marked dead: delete the
+			 * dead entries (that one among them) and search again.
+			 */
+			(void) _fbt_delete_lp_dead(rel, heapRel, buf);
+			newitemoff = _fbt_binsrch(rel, key, buf);
+			postingoff = _fbt_find_posting(rel, key, buf, newitemoff);
+			if (postingoff < 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INDEX_CORRUPTED),
+						 errmsg("index \"%s\" keeps a posting list marked dead at offset %u of block %u after deleting dead entries",
+								RelationGetRelationName(rel), newitemoff,
+								BufferGetBlockNumber(buf))));
+		}
+
+		_fbt_insertonpg(rel, buf, InvalidBuffer, stack, itup, newitemoff,
+						postingoff);
 		_fbt_freestack(stack);
 		break;
 	}
@@ -239,98 +264,128 @@ _fbt_check_unique(Relation rel, IndexTuple itup, Relation heapRel,
 		if (offset <= maxoff)
 		{
 			ItemId		curitemid = PageGetItemId(page, offset);
+			Buffer		curbuf = BufferIsValid(nbuf) ? nbuf : buf;
 			IndexTuple	curitup;
-			ItemPointerData htid;
-			bool		all_dead = false;
+			ItemPointer htids;
+			int			nhtids;
+			bool		tuple_all_dead = true;
+			int			j;
 
-			if (_fbt_compare(rel, key, BufferIsValid(nbuf) ? nbuf : buf,
-							 offset) != 0)
+			if (_fbt_compare(rel, key, curbuf, offset) != 0)
 				break;			/* past the equal entries */
 			*sawdup = true;
 
 			curitup = (IndexTuple) PageGetItem(page, curitemid);
-			htid = curitup->t_tid;
-
-			if (checkUnique == UNIQUE_CHECK_EXISTING &&
-				ItemPointerCompare(&htid, &itup->t_tid) == 0)
-				found = true;
-			else if (ItemIdIsDead(curitemid))
+			if (FbtTupleIsPosting(curitup))
 			{
-				/* known dead to all, by a scan or an earlier check: skip */
+				if (!_fbt_posting_ok(curitup))
+					_fbt_corrupt_item(rel, curbuf, offset,
+									  "The posting list extends past the end of its tuple");
+				htids = FbtTupleGetPosting(curitup);
+				nhtids = FbtTupleGetNPosting(curitup);
 			}
-			else if (table_index_fetch_tuple_check(heapRel, &htid,
-												   &SnapshotDirty, &all_dead))
+			else
 			{
-				TransactionId xwait;
+				htids = &curitup->t_tid;
+				nhtids = 1;
+			}
 
-				if (checkUnique == UNIQUE_CHECK_PARTIAL)
+			/* every heap tuple the entry stands for, in TID order */
+			for (j = 0; j < nhtids; j++)
+			{
+				ItemPointerData htid = htids[j];
+				bool		all_dead = false;
+
+				if (checkUnique == UNIQUE_CHECK_EXISTING &&
+					ItemPointerCompare(&htid, &itup->t_tid) == 0)
 				{
-					*is_unique = false;
+					found = true;
+					tuple_all_dead = false;
+				}
+				else if (ItemIdIsDead(curitemid))
+				{
+					/* known dead to all, by a scan or an earlier check */
 					break;
 				}
-
-				xwait = TransactionIdIsValid(SnapshotDirty.xmin) ?
-					SnapshotDirty.xmin : SnapshotDirty.xmax;
-				if (TransactionIdIsValid(xwait))
+				else if (table_index_fetch_tuple_check(heapRel, &htid,
+													   &SnapshotDirty,
+													   &all_dead))
 				{
+					TransactionId xwait;
+
+					if (checkUnique == UNIQUE_CHECK_PARTIAL)
+					{
+						*is_unique = false;
+						goto done;
+					}
+
+					xwait = TransactionIdIsValid(SnapshotDirty.xmin) ?
+						SnapshotDirty.xmin : SnapshotDirty.xmax;
+					if (TransactionIdIsValid(xwait))
+					{
+						if (BufferIsValid(nbuf))
+							UnlockReleaseBuffer(nbuf);
+						*speculativeToken = SnapshotDirty.speculativeToken;
+						return xwait;
+					}
+
+					/*
+					 * A definite conflict, unless the row we are indexing is
+					 * itself dead by now (CREATE INDEX CONCURRENTLY can
+					 * insert entries for such rows).
+					 */
+					htid = itup->t_tid;
+					if (!table_index_fetch_tuple_check(heapRel, &htid,
+													   SnapshotSelf, NULL))
+						goto done;
+
+					CheckForSerializableConflictIn(rel, NULL,
+												   BufferGetBlockNumber(buf));
+
+					/* release locks before catalog access for the message */
 					if (BufferIsValid(nbuf))
 						UnlockReleaseBuffer(nbuf);
-					*speculativeToken = SnapshotDirty.speculativeToken;
-					return xwait;
+					UnlockReleaseBuffer(buf);
+					{
+						Datum		values[INDEX_MAX_KEYS];
+						bool		isnull[INDEX_MAX_KEYS];
+						char	   *key_desc;
+
+						index_deform_tuple(itup, RelationGetDescr(rel),
+										   values, isnull);
+						key_desc = BuildIndexValueDescription(rel, values,
+															  isnull);
+						ereport(ERROR,
+								(errcode(ERRCODE_UNIQUE_VIOLATION),
+								 errmsg("duplicate key value violates unique constraint \"%s\"",
+										RelationGetRelationName(rel)),
+								 key_desc ? errdetail("Key %s already exists.",
+													  key_desc) : 0,
+								 errtableconstraint(heapRel,
+													RelationGetRelationName(rel))));
+					}
 				}
-
-				/*
-				 * A definite conflict, unless the row we are indexing is
-				 * itself dead by now (CREATE INDEX CONCURRENTLY can insert
-				 * entries for such rows).
-				 */
-				htid = itup->t_tid;
-				if (!table_index_fetch_tuple_check(heapRel, &htid,
-												   SnapshotSelf, NULL))
-					break;
-
-				CheckForSerializableConflictIn(rel, NULL,
-											   BufferGetBlockNumber(buf));
-
-				/* release locks before catalog access for the message */
-				if (BufferIsValid(nbuf))
-					UnlockReleaseBuffer(nbuf);
-				UnlockReleaseBuffer(buf);
-				{
-					Datum		values[INDEX_MAX_KEYS];
-					bool		isnull[INDEX_MAX_KEYS];
-					char	   *key_desc;
-
-					index_deform_tuple(itup, RelationGetDescr(rel),
-									   values, isnull);
-					key_desc = BuildIndexValueDescription(rel, values, isnull);
-					ereport(ERROR,
-							(errcode(ERRCODE_UNIQUE_VIOLATION),
-							 errmsg("duplicate key value violates unique constraint \"%s\"",
-									RelationGetRelationName(rel)),
-							 key_desc ? errdetail("Key %s already exists.",
-												  key_desc) : 0,
-							 errtableconstraint(heapRel,
-												RelationGetRelationName(rel))));
-				}
+				else if (!all_dead)
+					tuple_all_dead = false;
 			}
-			else if (all_dead)
+
+			if (!ItemIdIsDead(curitemid) && tuple_all_dead)
 			{
 				/*
-				 * Every version the entry points to is dead to every
-				 * snapshot, so no later check needs to fetch it again: mark
-				 * it LP_DEAD, as _fbt_killitems() does for scans.  This is
-				 * only a hint (nbtree README, "Marking dead items"): the
-				 * page we are on is locked (buf exclusively, a right
-				 * sibling nbuf in share mode, which suffices because every
-				 * hint writer sets the same bits), and the change is not
-				 * WAL-logged.  Leaves only, so optimistic inner-page
-				 * readers never see a hint write.
+				 * Every version the entry points to (each TID of a posting
+				 * list) is dead to every snapshot, so no later check needs
+				 * to fetch them again: mark it LP_DEAD, as _fbt_killitems()
+				 * does for scans.  This is only a hint (nbtree README,
+				 * "Marking dead items"): the page we are on is locked (buf
+				 * exclusively, a right sibling nbuf in share mode, which
+				 * suffices because every hint writer sets the same bits),
+				 * and the change is not WAL-logged.  Leaves only, so
+				 * optimistic inner-page readers never see a hint write.
 				 */
 				Assert(P_ISLEAF(opaque));
 				opaque->fbto_flags |= FBTP_HAS_GARBAGE;
 				ItemIdMarkDead(curitemid);
-				MarkBufferDirtyHint(BufferIsValid(nbuf) ? nbuf : buf, true);
+				MarkBufferDirtyHint(curbuf, true);
 			}
 			offset = OffsetNumberNext(offset);
 		}
@@ -361,6 +416,7 @@ _fbt_check_unique(Relation rel, IndexTuple itup, Relation heapRel,
 		}
 	}
 
+done:
 	if (BufferIsValid(nbuf))
 		UnlockReleaseBuffer(nbuf);
 
@@ -373,6 +429,28 @@ _fbt_check_unique(Relation rel, IndexTuple itup, Relation heapRel,
 				 errtableconstraint(heapRel, RelationGetRelationName(rel))));
 
 	return InvalidTransactionId;
+}
+
+/*
+ * _fbt_find_posting() -- does the new entry's heap TID (key->scantid) fall
+ * inside the TID range of a posting list at newitemoff, the insert offset
+ * on the leaf buf (exclusively locked)?  Returns 0 if not, else its
+ * position in the posting list (> 0), or -1 if that posting list is
+ * marked LP_DEAD (_fbt_posting_position()).
+ */
+static int
+_fbt_find_posting(Relation rel, FbtScanInsert key, Buffer buf,
+				  OffsetNumber newitemoff)
+{
+	IndexTuple	itup;
+
+	if (newitemoff > PageGetMaxOffsetNumber(BufferGetPage(buf)))
+		return 0;
+	itup = _fbt_getitem(rel, buf, newitemoff);
+	if (!FbtTupleIsPosting(itup) ||
+		_fbt_compare(rel, key, buf, newitemoff) != 0)
+		return 0;
+	return _fbt_posting_position(rel, buf, newitemoff, key->scantid);
 }
 
 /*
@@ -431,36 +509,62 @@ _fbt_findinsertloc(Relation rel, FbtScanInsert key, Buffer buf,
  * size plus a heap TID on leaves), the right page for the old high key
  * (hikeysz, 0 if rightmost).  Appends to the rightmost page leave the left
  * page fillfactor-full (leaves) or FBT_NONLEAF_FILLFACTOR-full (internal
- * pages), so ascending inserts pack pages as a bulk load would; otherwise
- * the split balances free space (nbtree README, "page splits").
+ * pages), so ascending inserts pack pages as a bulk load would; a leaf
+ * holding a single value whose entries continue nowhere else (singleval)
+ * leaves it FBT_SINGLEVAL_FILLFACTOR full, since that value's new entries
+ * (ever larger heap TIDs) all go right, as nbtree's "single value"
+ * strategy does; otherwise the split balances free space (nbtree README,
+ * "page splits"), on leaves among the points nearest the balance
+ * preferring the one that leaves the shortest high key (see below).
+ * items[]: the items themselves, for those comparisons, their attributes
+ * checked by the caller.
  */
+/* leaf split points weighed for suffix truncation (nbtree uses 9) */
+#define FBT_SPLIT_INTERVAL	9
+
 static int
 _fbt_findsplitloc(Relation rel, bool isleaf, bool rightmost_append,
-				  Size *itemsz, int nitems, Size hikeysz)
+				  bool singleval, IndexTuple *items, Size *itemsz, int nitems,
+				  Size hikeysz)
 {
 	Size		pagespace = BLCKSZ - SizeOfPageHeaderData -
 		MAXALIGN(sizeof(FbtPageOpaqueData));
+	int			nkeyatts = IndexRelationGetNumberOfKeyAttributes(rel);
 	Size		total = 0;
 	Size		leftsz = 0;
-	int			best = -1;
-	double		bestdelta = 0;
+	int		   *cand;
+	double	   *delta;
+	int			ncand = 0;
+	int			best;
+	int			bestpenalty;
 	double		fillfactor;
 	int			i;
+	int			j;
 
 	for (i = 0; i < nitems; i++)
 		total += itemsz[i] + sizeof(ItemIdData);
 
 	fillfactor = isleaf ? FbtGetFillFactor(rel) : FBT_NONLEAF_FILLFACTOR;
+	if (singleval)
+	{
+		/* packed as a bulk load of the value would be */
+		rightmost_append = true;
+		fillfactor = FBT_SINGLEVAL_FILLFACTOR;
+	}
 
+	/* every feasible split point, with its distance from the ideal one */
+	cand = palloc(sizeof(int) * nitems);
+	delta = palloc(sizeof(double) * nitems);
 	for (i = 1; i < nitems; i++)
 	{
 		Size		newhikey;
 		Size		leftneed;
 		Size		rightneed;
-		double		delta;
 
 		leftsz += itemsz[i - 1] + sizeof(ItemIdData);
-		newhikey = itemsz[i] +
+		/* a posting list's TIDs do not go into the high key */
+		newhikey = (isleaf && FbtTupleIsPosting(items[i]) ?
+					MAXALIGN(FbtTupleGetPostingOffset(items[i])) : itemsz[i]) +
 			(isleaf ? MAXALIGN(sizeof(ItemPointerData)) : 0);
 		leftneed = leftsz + newhikey + sizeof(ItemIdData);
 		rightneed = total - leftsz +
@@ -473,27 +577,117 @@ _fbt_findsplitloc(Relation rel, bool isleaf, bool rightmost_append,
 		if (leftneed > pagespace || rightneed > pagespace)
 			continue;
 
+		cand[ncand] = i;
 		if (rightmost_append)
-			delta = fabs((double) leftsz - pagespace * fillfactor / 100.0);
+			delta[ncand++] = fabs((double) leftsz - pagespace * fillfactor / 100.0);
 		else
-			delta = fabs((double) leftneed - (double) rightneed);
-		if (best < 0 || delta < bestdelta)
-		{
-			best = i;
-			bestdelta = delta;
-		}
+			delta[ncand++] = fabs((double) leftneed - (double) rightneed);
 	}
-
-	if (best < 0)
+	if (ncand == 0)
 		elog(ERROR, "could not find a feasible split point for index \"%s\"",
 			 RelationGetRelationName(rel));
-	return best;
+
+	best = 0;
+	for (j = 1; j < ncand; j++)
+		if (delta[j] < delta[best])
+			best = j;
+	if (!isleaf || rightmost_append)
+	{
+		i = cand[best];
+		pfree(cand);
+		pfree(delta);
+		return i;
+	}
+
+	/*
+	 * A leaf split in the middle: among the FBT_SPLIT_INTERVAL candidates
+	 * nearest the balanced point, take the one whose high key keeps the
+	 * fewest attributes (suffix truncation), the nearest of those; if each
+	 * of them would need a heap TID, the nearest candidate anywhere that
+	 * separates two distinct keys, so that a run of duplicates is not cut
+	 * when the page holds another value (nbtree README, "page splits";
+	 * nbtsplitloc.c's default and "many duplicates" strategies).
+	 */
+	bestpenalty = _fbt_keep_natts(rel, items[cand[best] - 1], items[cand[best]]);
+	{
+		int			lo = best;
+		int			hi = best;
+		int			k;
+
+		/* widen around best by delta order: the nearest candidates */
+		for (k = 1; k < FBT_SPLIT_INTERVAL; k++)
+		{
+			int			pick;
+			int			penalty;
+
+			if (lo > 0 && (hi == ncand - 1 || delta[lo - 1] <= delta[hi + 1]))
+				pick = --lo;
+			else if (hi < ncand - 1)
+				pick = ++hi;
+			else
+				break;
+			penalty = _fbt_keep_natts(rel, items[cand[pick] - 1],
+									  items[cand[pick]]);
+			if (penalty < bestpenalty ||
+				(penalty == bestpenalty && delta[pick] < delta[best]))
+			{
+				best = pick;
+				bestpenalty = penalty;
+			}
+		}
+	}
+	if (bestpenalty > nkeyatts &&
+		_fbt_keep_natts(rel, items[0], items[nitems - 1]) <= nkeyatts)
+	{
+		int			alt = -1;
+
+		for (j = 0; j < ncand; j++)
+		{
+			if ((alt < 0 || delta[j] < delta[alt]) &&
+				_fbt_keep_natts(rel, items[cand[j] - 1],
+								items[cand[j]]) <= nkeyatts)
+				alt = j;
+		}
+		if (alt >= 0)
+			best = alt;
+	}
+	i = cand[best];
+	pfree(cand);
+	pfree(delta);
+	return i;
+}
+
+/*
+ * Does a splitting leaf hold one value only, with no equal entries on the
+ * right sibling?  items[0 .. nitems - 1]: its data items with the new one;
+ * buf: the leaf (locked), for its high key.  The value continues right
+ * when the high key kept every key attribute and they are equal to it.
+ */
+static bool
+_fbt_split_singleval(Relation rel, Buffer buf, IndexTuple *items, int nitems,
+					 bool isrightmost)
+{
+	int			nkeyatts = IndexRelationGetNumberOfKeyAttributes(rel);
+	IndexTuple	hikey;
+
+	_fbt_check_attrs(rel, buf, items[0]);
+	_fbt_check_attrs(rel, buf, items[nitems - 1]);
+	if (_fbt_keep_natts(rel, items[0], items[nitems - 1]) <= nkeyatts)
+		return false;
+	if (isrightmost)
+		return true;
+	hikey = _fbt_getitem(rel, buf, P_HIKEY);
+	if (FbtTupleGetNAtts(hikey, rel) < nkeyatts)
+		return true;
+	_fbt_check_attrs(rel, buf, hikey);
+	return _fbt_keep_natts(rel, hikey, items[0]) <= nkeyatts;
 }
 
 /*
  * _fbt_split() -- split page buf to make room for newitem at newitemoff.
  *
- * buf is exclusively locked; cbuf, if valid, is a child whose
+ * nposting, if not NULL, replaces the posting list just before newitemoff
+ * (a posting list split, _fbt_insertonpg()).  buf is exclusively locked; cbuf, if valid, is a child whose
  * INCOMPLETE_SPLIT flag this insertion clears.  Writes the left page (in
  * place, keeping its block), a new right page and the old right sibling's
  * left-link in one WAL record, marks the left page INCOMPLETE_SPLIT, and
@@ -504,7 +698,7 @@ _fbt_findsplitloc(Relation rel, bool isleaf, bool rightmost_append,
  */
 static Buffer
 _fbt_split(Relation rel, Buffer buf, Buffer cbuf, OffsetNumber newitemoff,
-		   IndexTuple newitem, IndexTuple *lefthikey)
+		   IndexTuple newitem, IndexTuple nposting, IndexTuple *lefthikey)
 {
 	Page		origpage = BufferGetPage(buf);
 	FbtPageOpaque oopaque = FbtPageGetOpaque(origpage);
@@ -545,6 +739,13 @@ _fbt_split(Relation rel, Buffer buf, Buffer cbuf, OffsetNumber newitemoff,
 			items[i] = newitem;
 			itemsz[i++] = MAXALIGN(IndexTupleSize(newitem));
 		}
+		if (nposting != NULL && off == OffsetNumberPrev(newitemoff))
+		{
+			/* the posting list the new entry split (same size) */
+			items[i] = nposting;
+			itemsz[i++] = MAXALIGN(IndexTupleSize(nposting));
+			continue;
+		}
 		items[i] = _fbt_getitem(rel, buf, off);
 		itemsz[i++] = MAXALIGN(ItemIdGetLength(iid));
 	}
@@ -558,9 +759,18 @@ _fbt_split(Relation rel, Buffer buf, Buffer cbuf, OffsetNumber newitemoff,
 	if (!isrightmost)
 		hikeysz = MAXALIGN(ItemIdGetLength(PageGetItemId(origpage, P_HIKEY)));
 
+	if (isleaf)
+	{
+		/* the split point's comparisons decode every key attribute */
+		for (i = 0; i < nitems; i++)
+			_fbt_check_attrs(rel, buf, items[i]);
+	}
 	firstright = _fbt_findsplitloc(rel, isleaf,
 								   isrightmost && newitemoff > maxoff,
-								   itemsz, nitems, hikeysz);
+								   isleaf &&
+								   _fbt_split_singleval(rel, buf, items,
+														nitems, isrightmost),
+								   items, itemsz, nitems, hikeysz);
 
 	if (isleaf)
 	{
@@ -678,11 +888,26 @@ addfailed:
  */
 static void
 _fbt_insertonpg(Relation rel, Buffer buf, Buffer cbuf, FbtStack stack,
-				IndexTuple itup, OffsetNumber newitemoff)
+				IndexTuple itup, OffsetNumber newitemoff, int postingoff)
 {
 	Page		page = BufferGetPage(buf);
 	FbtPageOpaque opaque = FbtPageGetOpaque(page);
 	Size		itemsz = MAXALIGN(IndexTupleSize(itup));
+	IndexTuple	nposting = NULL;
+
+	if (postingoff > 0)
+	{
+		/*
+		 * A posting list split: the posting list at newitemoff takes the
+		 * new TID and gives up its last one, which the entry inserted right
+		 * after it carries instead (fbtdedup.c).  Same sizes as before.
+		 */
+		IndexTuple	oposting = _fbt_getitem(rel, buf, newitemoff);
+
+		itup = CopyIndexTuple(itup);
+		nposting = _fbt_swap_posting(itup, oposting, postingoff);
+		newitemoff = OffsetNumberNext(newitemoff);
+	}
 
 	if (PageGetFreeSpace(page) < itemsz)
 	{
@@ -693,8 +918,14 @@ _fbt_insertonpg(Relation rel, Buffer buf, Buffer cbuf, FbtStack stack,
 		if (P_INCOMPLETE_SPLIT(opaque))
 			elog(ERROR, "cannot split block %u of index \"%s\": its previous split is incomplete",
 				 BufferGetBlockNumber(buf), RelationGetRelationName(rel));
-		rbuf = _fbt_split(rel, buf, cbuf, newitemoff, itup, &lefthikey);
+		rbuf = _fbt_split(rel, buf, cbuf, newitemoff, itup, nposting,
+						  &lefthikey);
 		_fbt_insert_parent(rel, buf, rbuf, stack, isroot, lefthikey);
+		if (nposting != NULL)
+		{
+			pfree(nposting);
+			pfree(itup);
+		}
 		return;
 	}
 	else
@@ -704,6 +935,16 @@ _fbt_insertonpg(Relation rel, Buffer buf, Buffer cbuf, FbtStack stack,
 
 		_fbt_wal_start(&wal, rel);
 		img = _fbt_wal_register(&wal, buf, false);
+		if (nposting != NULL &&
+			!PageIndexTupleOverwrite(img, OffsetNumberPrev(newitemoff),
+									 (Item) nposting,
+									 MAXALIGN(IndexTupleSize(nposting))))
+		{
+			_fbt_wal_abort(&wal);
+			elog(ERROR, "failed to replace posting list at offset %u of block %u in index \"%s\"",
+				 OffsetNumberPrev(newitemoff), BufferGetBlockNumber(buf),
+				 RelationGetRelationName(rel));
+		}
 		if (PageAddItem(img, (Item) itup, itemsz, newitemoff,
 						false, false) == InvalidOffsetNumber)
 		{
@@ -724,6 +965,11 @@ _fbt_insertonpg(Relation rel, Buffer buf, Buffer cbuf, FbtStack stack,
 		UnlockReleaseBuffer(buf);
 		if (BufferIsValid(cbuf))
 			UnlockReleaseBuffer(cbuf);
+		if (nposting != NULL)
+		{
+			pfree(nposting);
+			pfree(itup);
+		}
 	}
 }
 
@@ -918,7 +1164,7 @@ _fbt_insert_parent(Relation rel, Buffer buf, Buffer rbuf, FbtStack stack,
 						RelationGetRelationName(rel), bknum, rbknum)));
 
 	_fbt_insertonpg(rel, pbuf, buf, stack->fbts_parent, newitem,
-					OffsetNumberNext(stack->fbts_offset));
+					OffsetNumberNext(stack->fbts_offset), 0);
 	pfree(newitem);
 }
 

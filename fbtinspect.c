@@ -11,9 +11,11 @@
 #include "access/htup_details.h"
 #include "access/relation.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_type.h"
 #include "commands/defrem.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/rel.h"
 
@@ -67,7 +69,9 @@ PG_FUNCTION_INFO_V1(fastbtree_metap);
 
 /*
  * fastbtree_metap(index regclass) returns one row (magic int4, version
- * int4, root int8, level int4): the metapage of a fastbtree index, read
+ * int4, root int8, level int4, and from extension version 1.2 on
+ * allequalimage bool: may it form posting lists): the metapage of a
+ * fastbtree index, read
  * under a share lock on block 0 (root is P_NONE = 0 for an empty index).
  * Errors: 42809 for a relation that is not a fastbtree index, XX002
  * (index_corrupted) for a damaged metapage.
@@ -79,8 +83,8 @@ fastbtree_metap(PG_FUNCTION_ARGS)
 	Relation	rel = _fbt_open_index(relid);
 	FbtMetaPageData *metad;
 	TupleDesc	tupdesc;
-	Datum		values[4];
-	bool		nulls[4] = {false, false, false, false};
+	Datum		values[5];
+	bool		nulls[5] = {false, false, false, false, false};
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -90,6 +94,8 @@ fastbtree_metap(PG_FUNCTION_ARGS)
 	values[1] = Int32GetDatum((int32) metad->fbtm_version);
 	values[2] = Int64GetDatum((int64) metad->fbtm_root);
 	values[3] = Int32GetDatum((int32) metad->fbtm_level);
+	/* the column exists from extension version 1.2 on */
+	values[4] = BoolGetDatum(metad->fbtm_allequalimage != 0);
 	relation_close(rel, AccessShareLock);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
@@ -200,6 +206,13 @@ _fbt_item_heaptid(IndexTuple itup, Size itemlen)
 {
 	Size		size = IndexTupleSize(itup);
 
+	if (FbtTupleIsPosting(itup))
+	{
+		/* the first TID, if the array lies inside the item */
+		if (size > itemlen || !_fbt_posting_ok(itup))
+			return NULL;
+		return FbtTupleGetPosting(itup);
+	}
 	if (!FbtTupleIsPivot(itup))
 		return &itup->t_tid;
 	if ((ItemPointerGetOffsetNumberNoCheck(&itup->t_tid) &
@@ -217,8 +230,10 @@ PG_FUNCTION_INFO_V1(fastbtree_page_items);
  * per line pointer, like pageinspect's bt_page_items: itemoffset, ctid
  * (raw t_tid: the heap TID of leaf items; downlink and attribute count of
  * pivots), itemlen (bytes), nulls, vars, data (hex of the tuple data),
- * dead, pivot, natts, htid (the heap TID, or NULL, also when a damaged
- * pivot's size word would place it outside the item).  Items whose line
+ * dead, pivot, natts, htid (the heap TID, the first of a posting list,
+ * or NULL, also when a damaged pivot's size word would place it outside
+ * the item), and from extension version 1.2 on tids (a posting list's
+ * heap TIDs, else NULL).  Items whose line
  * pointer leaves the page are skipped; a deleted page has no rows (its
  * one item is not a tuple).  Copies the page under a share
  * lock; superuser only.  Errors as fastbtree_page_stats.
@@ -241,8 +256,8 @@ fastbtree_page_items(PG_FUNCTION_ARGS)
 		{
 			ItemId		iid = PageGetItemId(page, off);
 			IndexTuple	itup;
-			Datum		values[10];
-			bool		nulls[10] = {0};
+			Datum		values[11];
+			bool		nulls[11] = {0};
 			Size		dataoff;
 			Size		datalen;
 			StringInfoData hex;
@@ -277,6 +292,23 @@ fastbtree_page_items(PG_FUNCTION_ARGS)
 				values[9] = PointerGetDatum(htid);
 			else
 				nulls[9] = true;
+			nulls[10] = true;
+			if (FbtTupleIsPosting(itup) &&
+				IndexTupleSize(itup) <= ItemIdGetLength(iid) &&
+				_fbt_posting_ok(itup))
+			{
+				int			n = FbtTupleGetNPosting(itup);
+				Datum	   *tids = palloc(sizeof(Datum) * n);
+				int			j;
+
+				for (j = 0; j < n; j++)
+					tids[j] = PointerGetDatum(FbtTupleGetPostingN(itup, j));
+				values[10] = PointerGetDatum(construct_array(tids, n, TIDOID,
+															 sizeof(ItemPointerData),
+															 false,
+															 TYPALIGN_SHORT));
+				nulls[10] = false;
+			}
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc,
 								 values, nulls);
 		}

@@ -54,11 +54,13 @@ _fbt_pageinit(Page page, uint32 level, uint16 flags)
  * _fbt_initmetapage() -- fill in a metapage.
  *
  * page: BLCKSZ bytes; rootbknum: root block or P_NONE for an empty index;
- * level: level of that root.  pd_lower is advanced past the metadata so
- * that full-page images and generic WAL keep it.
+ * level: level of that root; allequalimage: the index may form posting
+ * lists (_fbt_allequalimage()).  pd_lower is advanced past the metadata
+ * so that full-page images and generic WAL keep it.
  */
 void
-_fbt_initmetapage(Page page, BlockNumber rootbknum, uint32 level)
+_fbt_initmetapage(Page page, BlockNumber rootbknum, uint32 level,
+				  bool allequalimage)
 {
 	FbtMetaPageData *metad;
 
@@ -68,6 +70,9 @@ _fbt_initmetapage(Page page, BlockNumber rootbknum, uint32 level)
 	metad->fbtm_version = FBT_VERSION;
 	metad->fbtm_root = rootbknum;
 	metad->fbtm_level = level;
+	metad->fbtm_vacuum_running = 0;
+	metad->fbtm_num_delpages = 0;
+	metad->fbtm_allequalimage = allequalimage ? 1 : 0;
 	((PageHeader) page)->pd_lower =
 		((char *) metad + sizeof(FbtMetaPageData)) - (char *) page;
 }

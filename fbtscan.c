@@ -89,6 +89,41 @@ _fbt_drop_lock_and_maybe_pin(IndexScanDesc scan, FbtScanPos pos)
 }
 
 /*
+ * Were all TIDs of posting (on the page, in the killed item's TID range)
+ * reported dead?  They are the items saved from the same offset as
+ * items[itemIndex], contiguous, ascending or (backward scans) descending,
+ * and must match the posting list TID for TID (it may have changed if we
+ * kept only the pin).
+ */
+static bool
+_fbt_posting_all_killed(FbtScanPos pos, const bool *killedset, int itemIndex,
+						IndexTuple posting)
+{
+	OffsetNumber offset = pos->items[itemIndex].indexOffset;
+	int			first = itemIndex;
+	int			n = FbtTupleGetNPosting(posting);
+	bool		descending;
+	int			j;
+
+	while (first > pos->firstItem && pos->items[first - 1].indexOffset == offset)
+		first--;
+	if (first + n - 1 > pos->lastItem)
+		return false;
+	descending = ItemPointerCompare(&pos->items[first].heapTid,
+									&pos->items[first + 1].heapTid) > 0;
+	for (j = 0; j < n; j++)
+	{
+		if (pos->items[first + j].indexOffset != offset ||
+			!killedset[first + j] ||
+			!ItemPointerEquals(&pos->items[first + j].heapTid,
+							   FbtTupleGetPostingN(posting,
+												   descending ? n - 1 - j : j)))
+			return false;
+	}
+	return true;
+}
+
+/*
  * _fbt_killitems() -- mark the items of currPos that the executor reported
  * dead (kill_prior_tuple) as LP_DEAD, so later scans skip them.
  *
@@ -111,6 +146,7 @@ _fbt_killitems(IndexScanDesc scan)
 	Page		page;
 	OffsetNumber maxoff;
 	bool		killed = false;
+	bool	   *killedset;
 	int			i;
 
 	if (so->numKilled == 0 || !FbtScanPosIsValid(*pos))
@@ -137,6 +173,14 @@ _fbt_killitems(IndexScanDesc scan)
 
 	page = BufferGetPage(buf);
 	maxoff = PageGetMaxOffsetNumber(page);
+	killedset = palloc0(sizeof(bool) * FBT_MAX_TIDS_PER_PAGE);
+	for (i = 0; i < so->numKilled; i++)
+	{
+		int			itemIndex = so->killedItems[i];
+
+		if (itemIndex >= pos->firstItem && itemIndex <= pos->lastItem)
+			killedset[itemIndex] = true;
+	}
 	for (i = 0; i < so->numKilled; i++)
 	{
 		int			itemIndex = so->killedItems[i];
@@ -150,8 +194,31 @@ _fbt_killitems(IndexScanDesc scan)
 		{
 			ItemId		iid = PageGetItemId(page, offnum);
 			IndexTuple	itup = _fbt_getitem(rel, buf, offnum);
+			bool		match;
 
-			if (ItemPointerEquals(&itup->t_tid, &item->heapTid))
+			if (FbtTupleIsPosting(itup))
+			{
+				/*
+				 * A posting list is marked only when every one of its TIDs
+				 * was killed: those are items around this one, saved from
+				 * the same offset, ascending.
+				 */
+				if (!_fbt_posting_ok(itup))
+					_fbt_corrupt_item(rel, buf, offnum,
+									  "The posting list extends past the end of its tuple");
+				if (ItemPointerCompare(&item->heapTid,
+									   FbtTupleGetHeapTID(itup)) < 0 ||
+					ItemPointerCompare(&item->heapTid,
+									   FbtTupleGetMaxHeapTID(itup)) > 0)
+					continue;
+				match = _fbt_posting_all_killed(pos, killedset, itemIndex,
+												itup);
+				if (!match)
+					break;
+			}
+			else
+				match = ItemPointerEquals(&itup->t_tid, &item->heapTid);
+			if (match)
 			{
 				if (!ItemIdIsDead(iid))
 				{
@@ -166,6 +233,7 @@ _fbt_killitems(IndexScanDesc scan)
 			}
 		}
 	}
+	pfree(killedset);
 	if (killed)
 		MarkBufferDirtyHint(buf, true);
 
@@ -371,6 +439,62 @@ _fbt_saveitem(IndexScanDesc scan, int itemIndex, OffsetNumber offnum,
 }
 
 /*
+ * Copy the heap TIDs of a matching posting list tuple (and, for index-only
+ * scans, its key once, shared by all of them) to items[first ..
+ * first + n - 1], so that the scan returns them in ascending TID order
+ * whichever its direction, as btree's scans do (posting lists themselves
+ * come in scan order): ascending in items[] for a forward scan, descending
+ * for a backward one, which reads items[] downward.  Returns n.
+ * ERRCODE_INDEX_CORRUPTED if the TID array does not lie within the tuple
+ * and the page.
+ */
+static int
+_fbt_saveposting(IndexScanDesc scan, int first, OffsetNumber offnum,
+				 Page page, IndexTuple itup, bool backward)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	int			n;
+	int			j;
+	LocationIndex tupleOffset = 0;
+
+	if (unlikely(!FbtTupleIsPosting(itup) ||
+				 !_fbt_itemid_ok(page, PageGetItemId(page, offnum)) ||
+				 !_fbt_posting_ok(itup)))
+		_fbt_corrupt_item(scan->indexRelation, so->currPos.buf, offnum,
+						  "The posting list extends past the end of its tuple");
+	n = FbtTupleGetNPosting(itup);
+	if (unlikely(first < 0 || first + n > FBT_MAX_TIDS_PER_PAGE))
+		_fbt_corrupt_item(scan->indexRelation, so->currPos.buf, offnum,
+						  "The matching heap TIDs add up to more than a page holds");
+
+	if (so->currTuples)
+	{
+		Size		keysz = FbtTupleGetPostingOffset(itup);
+		IndexTuple	base;
+
+		if (so->currPos.nextTupleOffset + MAXALIGN(keysz) > BLCKSZ)
+			_fbt_corrupt_item(scan->indexRelation, so->currPos.buf, offnum,
+							  "The matching items add up to more than a page");
+		tupleOffset = so->currPos.nextTupleOffset;
+		base = (IndexTuple) (so->currTuples + tupleOffset);
+		memcpy(base, itup, keysz);
+		base->t_info &= ~(INDEX_SIZE_MASK | INDEX_AM_RESERVED_BIT);
+		base->t_info |= keysz;
+		ItemPointerSetInvalid(&base->t_tid);
+		so->currPos.nextTupleOffset += MAXALIGN(keysz);
+	}
+	for (j = 0; j < n; j++)
+	{
+		FbtScanPosItem *item = &so->currPos.items[first + j];
+
+		item->heapTid = *FbtTupleGetPostingN(itup, backward ? n - 1 - j : j);
+		item->indexOffset = offnum;
+		item->tupleOffset = tupleOffset;
+	}
+	return n;
+}
+
+/*
  * The item at offnum of the leaf being read, bounds-checked (and its
  * attributes too where checkTuples says so): ERRCODE_INDEX_CORRUPTED for
  * a damaged one.  Offset P_HIKEY of a non-rightmost page is the high key,
@@ -474,7 +598,13 @@ _fbt_readpage(IndexScanDesc scan, ScanDirection dir, OffsetNumber offnum)
 			}
 			itup = _fbt_readitem(scan, page, offnum);
 			if (_fbt_checkkeys(scan, itup, natts, dir, &continuescan))
-				_fbt_saveitem(scan, itemIndex++, offnum, itup);
+			{
+				if (unlikely(itup->t_info & INDEX_AM_RESERVED_BIT))
+					itemIndex += _fbt_saveposting(scan, itemIndex, offnum,
+												  page, itup, false);
+				else
+					_fbt_saveitem(scan, itemIndex++, offnum, itup);
+			}
 			if (!continuescan)
 				break;
 			offnum = OffsetNumberNext(offnum);
@@ -500,7 +630,7 @@ _fbt_readpage(IndexScanDesc scan, ScanDirection dir, OffsetNumber offnum)
 	}
 	else
 	{
-		itemIndex = MaxIndexTuplesPerPage;
+		itemIndex = FBT_MAX_TIDS_PER_PAGE;
 		offnum = Min(offnum, maxoff);
 		while (offnum >= minoff)
 		{
@@ -515,15 +645,25 @@ _fbt_readpage(IndexScanDesc scan, ScanDirection dir, OffsetNumber offnum)
 			}
 			itup = _fbt_readitem(scan, page, offnum);
 			if (_fbt_checkkeys(scan, itup, natts, dir, &continuescan) && !dead)
-				_fbt_saveitem(scan, --itemIndex, offnum, itup);
+			{
+				if (unlikely(itup->t_info & INDEX_AM_RESERVED_BIT))
+				{
+					itemIndex -= FbtTupleIsPosting(itup) ?
+						FbtTupleGetNPosting(itup) : 1;
+					(void) _fbt_saveposting(scan, itemIndex, offnum, page,
+											itup, true);
+				}
+				else
+					_fbt_saveitem(scan, --itemIndex, offnum, itup);
+			}
 			if (!continuescan)
 				break;
 			offnum = OffsetNumberPrev(offnum);
 		}
 		so->currPos.moreLeft = continuescan && !P_LEFTMOST(opaque);
 		so->currPos.firstItem = itemIndex;
-		so->currPos.lastItem = MaxIndexTuplesPerPage - 1;
-		so->currPos.itemIndex = MaxIndexTuplesPerPage - 1;
+		so->currPos.lastItem = FBT_MAX_TIDS_PER_PAGE - 1;
+		so->currPos.itemIndex = FBT_MAX_TIDS_PER_PAGE - 1;
 	}
 
 	PredicateLockPage(scan->indexRelation, so->currPos.currPage,
@@ -1048,8 +1188,8 @@ fbtgettuple(IndexScanDesc scan, ScanDirection dir)
 			{
 				if (so->killedItems == NULL)
 					so->killedItems = (int *)
-						palloc(MaxIndexTuplesPerPage * sizeof(int));
-				if (so->numKilled < MaxIndexTuplesPerPage)
+						palloc(FBT_MAX_TIDS_PER_PAGE * sizeof(int));
+				if (so->numKilled < FBT_MAX_TIDS_PER_PAGE)
 					so->killedItems[so->numKilled++] = so->currPos.itemIndex;
 			}
 			res = _fbt_next(scan, dir);

@@ -59,6 +59,10 @@ typedef struct FbtBuildState
 	SortSupport mergekeys;		/* per key column, to merge the two spools */
 	double		indtuples;		/* entries fed to the sorts */
 	FbtLevelState *leaf;
+	bool		allequalimage;	/* _fbt_allequalimage(), for the metapage */
+	bool		deduplicate;	/* merge equal entries as they load */
+	FbtDedupState dedup;		/* the pending posting list, its base a
+								 * copy */
 } FbtBuildState;
 
 /* Allocate the next block and start an empty local page for it */
@@ -274,7 +278,7 @@ _fbt_build_finish(FbtBuildState *bs, Buffer metabuf)
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
 	_fbt_wal_start(&wal, bs->index);
 	metaimg = _fbt_wal_register(&wal, metabuf, true);
-	_fbt_initmetapage(metaimg, root, rootlevel);
+	_fbt_initmetapage(metaimg, root, rootlevel, bs->allequalimage);
 	_fbt_wal_finish(&wal);
 	UnlockReleaseBuffer(metabuf);
 }
@@ -329,6 +333,26 @@ _fbt_build_sortrel(Relation index)
 	sortrel->rd_smgr = NULL;
 	sortrel->rd_amcache = NULL;
 	return sortrel;
+}
+
+/*
+ * Load the pending posting list of a deduplicating build (build-time
+ * deduplication, as nbtree's build does it: runs of equal entries, in
+ * sorted order, merged up to the posting list size limit), if any.
+ */
+static void
+_fbt_build_flush_pending(FbtBuildState *bs)
+{
+	IndexTuple	merged;
+
+	if (bs->dedup.base == NULL)
+		return;
+	merged = _fbt_dedup_form_pending(&bs->dedup);
+	_fbt_buildadd(bs, bs->leaf, merged ? merged : bs->dedup.base);
+	if (merged)
+		pfree(merged);
+	pfree(bs->dedup.base);
+	bs->dedup.base = NULL;
 }
 
 /* table_index_build_scan() callback: feed one entry to a sort */
@@ -442,6 +466,15 @@ fbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	bs.heap = heap;
 	bs.index = index;
 	bs.nkeyatts = IndexRelationGetNumberOfKeyAttributes(index);
+	bs.allequalimage = _fbt_allequalimage(index);
+	/* unique indexes merge only version churn, later: btree's rule */
+	bs.deduplicate = bs.allequalimage && !indexInfo->ii_Unique &&
+		FbtGetDeduplicateItems(index);
+	if (bs.deduplicate)
+	{
+		bs.dedup.maxpostingsize = FBT_BUILD_MAX_POSTING_SIZE;
+		bs.dedup.htids = palloc(bs.dedup.maxpostingsize);
+	}
 
 	/* block 0: the metapage, written last */
 	metabuf = _fbt_allocbuf(index);
@@ -509,7 +542,21 @@ fbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		_fbt_check_item_size(index, heap, next);
 		if (bs.leaf == NULL)
 			bs.leaf = _fbt_build_newlevel(&bs, 0);
-		_fbt_buildadd(&bs, bs.leaf, next);
+		if (!bs.deduplicate)
+			_fbt_buildadd(&bs, bs.leaf, next);
+		else if (bs.dedup.base != NULL &&
+				 _fbt_keys_image_equal(index, bs.dedup.base, next) &&
+				 _fbt_dedup_save_htid(&bs.dedup, next))
+		{
+			/* merged into the pending posting list */
+		}
+		else
+		{
+			_fbt_build_flush_pending(&bs);
+			/* the sort's tuple lasts only until its next fetch */
+			_fbt_dedup_start_pending(&bs.dedup, CopyIndexTuple(next),
+									 InvalidOffsetNumber);
+		}
 
 		if (fromfirst)
 			itup = tuplesort_getindextuple(bs.spool, true);
@@ -522,6 +569,11 @@ fbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	}
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_TUPLES_DONE,
 								 (int64) loaded);
+	if (bs.deduplicate)
+	{
+		_fbt_build_flush_pending(&bs);
+		pfree(bs.dedup.htids);
+	}
 	tuplesort_end(bs.spool);
 	if (bs.spool2 != NULL)
 		tuplesort_end(bs.spool2);
@@ -553,7 +605,7 @@ fbtbuildempty(Relation index)
 {
 	Page		metapage = (Page) palloc(BLCKSZ);
 
-	_fbt_initmetapage(metapage, P_NONE, 0);
+	_fbt_initmetapage(metapage, P_NONE, 0, _fbt_allequalimage(index));
 	fbt_write_init_fork_page(index, FBT_METAPAGE, metapage);
 	pfree(metapage);
 }

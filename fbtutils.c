@@ -218,7 +218,8 @@ _fbt_set_pivot(IndexTuple itup, int natts, bool hastid, BlockNumber downlink)
  * README's invariant), keeping as few key attributes as possible (suffix
  * truncation, after Bayer & Unterauer's prefix B-trees): firstright's
  * attributes up to the first one that differs from lastleft, or, when all
- * key attributes are equal, all of them plus lastleft's heap TID.  INCLUDE
+ * key attributes are equal, all of them plus lastleft's heap TID (the
+ * last of a posting list).  INCLUDE
  * attributes never go into pivots.  The downlink is InvalidBlockNumber.
  */
 IndexTuple
@@ -228,6 +229,15 @@ _fbt_truncate(Relation rel, IndexTuple lastleft, IndexTuple firstright)
 	int			nkeyatts = IndexRelationGetNumberOfKeyAttributes(rel);
 	int			keepnatts = _fbt_keep_natts(rel, lastleft, firstright);
 	IndexTuple	pivot;
+	IndexTuple	keysonly = NULL;
+
+	if (FbtTupleIsPosting(firstright))
+	{
+		/* a posting list's TIDs never go into a pivot */
+		keysonly = _fbt_form_posting(firstright,
+									 FbtTupleGetHeapTID(firstright), 1);
+		firstright = keysonly;
+	}
 
 	if (keepnatts <= nkeyatts)
 	{
@@ -245,10 +255,12 @@ _fbt_truncate(Relation rel, IndexTuple lastleft, IndexTuple firstright)
 		pivot->t_info &= ~INDEX_SIZE_MASK;
 		pivot->t_info |= newsz;
 		memcpy((char *) pivot + newsz - sizeof(ItemPointerData),
-			   &lastleft->t_tid, sizeof(ItemPointerData));
+			   FbtTupleGetMaxHeapTID(lastleft), sizeof(ItemPointerData));
 		_fbt_set_pivot(pivot, nkeyatts, true, InvalidBlockNumber);
 		pfree(keys);
 	}
+	if (keysonly != NULL)
+		pfree(keysonly);
 	return pivot;
 }
 

@@ -32,8 +32,10 @@
 #include "fastbtree.h"
 
 /*
- * Clean one leaf: delete entries the callback reports dead; count the rest.
- * buf is pinned and cleanup-locked by the caller.
+ * Clean one leaf: delete entries the callback reports dead, and the dead
+ * TIDs of posting lists (the list rewritten without them, or deleted when
+ * none is left); count the live heap TIDs.  buf is pinned and
+ * cleanup-locked by the caller.
  */
 static void
 _fbt_vacuum_leaf(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
@@ -47,23 +49,63 @@ _fbt_vacuum_leaf(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
 	OffsetNumber deletable[MaxIndexTuplesPerPage];
 	int			ndeletable = 0;
+	OffsetNumber updatable[MaxIndexTuplesPerPage];
+	IndexTuple	updated[MaxIndexTuplesPerPage];
+	int			nupdated = 0;
+	bool		remove[FBT_MAX_TIDS_PER_PAGE];
+	double		nlive = 0;
+	double		ndead = 0;
 	OffsetNumber off;
+	int			i;
 
 	for (off = minoff; off <= maxoff; off++)
 	{
 		IndexTuple	itup = _fbt_getitem(rel, buf, off);
 
-		if (callback(&itup->t_tid, callback_state))
+		if (FbtTupleIsPosting(itup))
+		{
+			int			n = FbtTupleGetNPosting(itup);
+			int			nrem = 0;
+			int			j;
+
+			if (!_fbt_posting_ok(itup))
+				_fbt_corrupt_item(rel, buf, off,
+								  "The posting list extends past the end of its tuple");
+			for (j = 0; j < n; j++)
+			{
+				remove[j] = callback(FbtTupleGetPostingN(itup, j),
+									 callback_state);
+				if (remove[j])
+					nrem++;
+			}
+			if (nrem == n)
+				deletable[ndeletable++] = off;
+			else if (nrem > 0)
+			{
+				updatable[nupdated] = off;
+				updated[nupdated++] = _fbt_posting_remove(itup, remove);
+			}
+			ndead += nrem;
+			nlive += n - nrem;
+		}
+		else if (callback(&itup->t_tid, callback_state))
+		{
 			deletable[ndeletable++] = off;
+			ndead++;
+		}
+		else
+			nlive++;
 	}
 
-	if (ndeletable > 0)
+	if (ndeletable > 0 || nupdated > 0)
 	{
-		_fbt_delete_items(rel, buf, deletable, ndeletable);
-		stats->tuples_removed += ndeletable;
+		_fbt_delete_items(rel, buf, deletable, ndeletable,
+						  updatable, updated, nupdated);
+		for (i = 0; i < nupdated; i++)
+			pfree(updated[i]);
 	}
-	if (maxoff >= minoff)
-		stats->num_index_tuples += (maxoff - minoff + 1) - ndeletable;
+	stats->tuples_removed += ndead;
+	stats->num_index_tuples += nlive;
 }
 
 /*

@@ -11,19 +11,7 @@
 CREATE SCHEMA fbt_deletion;
 SET search_path = fbt_deletion, public;
 
-CREATE FUNCTION npages(idx regclass) RETURNS bigint
-LANGUAGE sql AS $$
-	SELECT pg_relation_size(idx) / current_setting('block_size')::bigint
-$$;
-
--- entries marked LP_DEAD, over every leaf of a fastbtree index
-CREATE FUNCTION dead_entries(idx regclass) RETURNS bigint
-LANGUAGE sql AS $$
-	SELECT coalesce(sum(s.dead_items), 0)
-	FROM generate_series(1, npages(idx) - 1) b,
-		LATERAL fastbtree_page_stats(idx, b) s
-	WHERE s.type = 'l'
-$$;
+\i sql/include/leaf_stats.sql
 
 -- count and (k, ctid) of the rows with k in [lo, hi]: through whatever
 -- index scan the planner picks (via_index), or by a sequential scan (the

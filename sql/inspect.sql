@@ -25,13 +25,22 @@ FROM fastbtree_page_items('t_k', (SELECT root FROM fastbtree_metap('t_k')));
 SELECT itemoffset, ctid, itemlen, nulls, vars, pivot, natts, htid, data
 FROM fastbtree_page_items('t_k', 1) WHERE itemoffset <= 3;
 
--- duplicates force a pivot that keeps the heap TID
+-- duplicates kept apart force a pivot that keeps the heap TID
 CREATE TABLE d (k int4);
 INSERT INTO d SELECT 7 FROM generate_series(1, 2000);
-CREATE INDEX d_k ON d USING fastbtree (k);
+CREATE INDEX d_k ON d USING fastbtree (k) WITH (deduplicate_items = off);
 SELECT itemoffset, pivot, natts, htid IS NOT NULL AS has_heap_tid
 FROM fastbtree_page_items('d_k', (SELECT root FROM fastbtree_metap('d_k')))
 ORDER BY itemoffset LIMIT 3;
+-- merged, they are posting lists on one leaf: ctid holds the TID array's
+-- offset and count, htid its first TID, tids all of them
+CREATE INDEX d_k2 ON d USING fastbtree (k);
+SELECT root, level, allequalimage FROM fastbtree_metap('d_k2');
+SELECT itemoffset, ctid, itemlen, pivot, natts, htid, array_length(tids, 1) AS ntids,
+	tids[1] = htid AS first_is_htid,
+	tids[array_length(tids, 1)] AS last_tid
+FROM fastbtree_page_items('d_k2', 1) ORDER BY itemoffset;
+SELECT type, live_items, avg_item_size FROM fastbtree_page_stats('d_k2', 1);
 
 SELECT fastbtree_check('t_k');
 SELECT fastbtree_check('t_k', heapallindexed => true);

@@ -9,10 +9,7 @@
 CREATE SCHEMA fbt_pagedel;
 SET search_path = fbt_pagedel, public;
 
-CREATE FUNCTION npages(idx regclass) RETURNS bigint
-LANGUAGE sql AS $$
-	SELECT pg_relation_size(idx) / current_setting('block_size')::bigint
-$$;
+\i sql/include/leaf_stats.sql
 
 -- pages of a fastbtree index by type ('l' leaf, 'd' deleted, ...)
 CREATE FUNCTION page_types(idx regclass) RETURNS text

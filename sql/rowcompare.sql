@@ -46,7 +46,7 @@ CREATE TABLE r_fbt (a int4, b int4, c text, id int4) WITH (autovacuum_enabled = 
 INSERT INTO r_bt SELECT * FROM r_src;
 INSERT INTO r_fbt SELECT * FROM r_src;
 CREATE INDEX r_bt_abc ON r_bt USING btree (a, b, c) WITH (deduplicate_items = off);
-CREATE INDEX r_fbt_abc ON r_fbt USING fastbtree (a, b, c);
+CREATE INDEX r_fbt_abc ON r_fbt USING fastbtree (a, b, c) WITH (deduplicate_items = off);
 -- d: the same rows, on a mixed-order index
 CREATE TABLE d_bt (a int4, b int4, c text, id int4) WITH (autovacuum_enabled = off);
 CREATE TABLE d_fbt (a int4, b int4, c text, id int4) WITH (autovacuum_enabled = off);
@@ -54,7 +54,7 @@ INSERT INTO d_bt SELECT * FROM r_src;
 INSERT INTO d_fbt SELECT * FROM r_src;
 CREATE INDEX d_bt_abc ON d_bt USING btree (a DESC, b NULLS FIRST, c DESC NULLS LAST)
 	WITH (deduplicate_items = off);
-CREATE INDEX d_fbt_abc ON d_fbt USING fastbtree (a DESC, b NULLS FIRST, c DESC NULLS LAST);
+CREATE INDEX d_fbt_abc ON d_fbt USING fastbtree (a DESC, b NULLS FIRST, c DESC NULLS LAST) WITH (deduplicate_items = off);
 VACUUM ANALYZE r_bt, r_fbt, d_bt, d_fbt;
 SELECT level >= 1 AS multi_level FROM fastbtree_metap('r_fbt_abc');
 

@@ -15,13 +15,14 @@
 --               run only when same_order is false: equal sequences have
 --               an empty difference
 --
--- The btree indexes are built WITH (deduplicate_items = off).  With
--- deduplication, nbtree returns the heap TIDs of one posting list in
+-- Both indexes are built WITH (deduplicate_items = off).  With
+-- deduplication, both return the heap TIDs of one posting list in
 -- ascending order even in a backward scan, so the order of equal keys in
--- backward scans depends on where posting lists begin.  Without it, btree
--- returns equal keys in heap TID order forward and in reverse heap TID
--- order backward, as fastbtree (whose heap TID is the last key) must.
--- That lets same_order compare whole rows, ties included.
+-- backward scans depends on where posting lists begin, which inserts need
+-- not make the same in both.  Without it, both return equal keys in heap
+-- TID order forward and in reverse heap TID order backward (the heap TID
+-- is the last key).  That lets same_order compare whole rows, ties
+-- included.  sql/dedup compares scans over posting lists.
 --
 -- This file: single-column int4 scans on a multi-level tree: every
 -- strategy and scan kind, integer cross-type quals, redundant and
@@ -47,7 +48,7 @@ CREATE TABLE t_fbt (a int4, b int8, id int4, pad text) WITH (autovacuum_enabled 
 INSERT INTO t_bt SELECT * FROM t_src;
 INSERT INTO t_fbt SELECT * FROM t_src;
 CREATE INDEX t_bt_a ON t_bt USING btree (a) WITH (deduplicate_items = off);
-CREATE INDEX t_fbt_a ON t_fbt USING fastbtree (a);
+CREATE INDEX t_fbt_a ON t_fbt USING fastbtree (a) WITH (deduplicate_items = off);
 VACUUM ANALYZE t_bt;
 VACUUM ANALYZE t_fbt;
 -- the heaps are identical, so TIDs (the tiebreaker of equal keys) agree
@@ -281,7 +282,7 @@ CREATE TABLE d_bt (k int4, id int4) WITH (autovacuum_enabled = off);
 CREATE TABLE d_fbt (k int4, id int4) WITH (autovacuum_enabled = off);
 -- this tree is built by inserts: splits among equal keys
 CREATE INDEX d_bt_k ON d_bt USING btree (k) WITH (deduplicate_items = off);
-CREATE INDEX d_fbt_k ON d_fbt USING fastbtree (k);
+CREATE INDEX d_fbt_k ON d_fbt USING fastbtree (k) WITH (deduplicate_items = off);
 INSERT INTO d_bt SELECT * FROM d_src ORDER BY (id * 7) % 100110;
 INSERT INTO d_fbt SELECT * FROM d_src ORDER BY (id * 7) % 100110;
 VACUUM ANALYZE d_bt;
@@ -333,7 +334,7 @@ CREATE TABLE h_fbt (k int4, id int4) WITH (autovacuum_enabled = off);
 INSERT INTO h_bt SELECT * FROM h_src;
 INSERT INTO h_fbt SELECT * FROM h_src;
 CREATE INDEX h_bt_k ON h_bt USING btree (k) WITH (deduplicate_items = off);
-CREATE INDEX h_fbt_k ON h_fbt USING fastbtree (k);
+CREATE INDEX h_fbt_k ON h_fbt USING fastbtree (k) WITH (deduplicate_items = off);
 DELETE FROM h_bt WHERE k BETWEEN 10000 AND 40000 OR k % 5 = 1;
 DELETE FROM h_fbt WHERE k BETWEEN 10000 AND 40000 OR k % 5 = 1;
 UPDATE h_bt SET k = k + 30000 WHERE k % 100 = 0 AND k < 10000;
@@ -383,7 +384,7 @@ CREATE TABLE sp_fbt (k int4, id int4) WITH (autovacuum_enabled = off);
 INSERT INTO sp_bt SELECT * FROM sp_src;
 INSERT INTO sp_fbt SELECT * FROM sp_src;
 CREATE INDEX sp_bt_k ON sp_bt USING btree (k) WITH (deduplicate_items = off);
-CREATE INDEX sp_fbt_k ON sp_fbt USING fastbtree (k);
+CREATE INDEX sp_fbt_k ON sp_fbt USING fastbtree (k) WITH (deduplicate_items = off);
 VACUUM ANALYZE sp_bt;
 VACUUM ANALYZE sp_fbt;
 CREATE TABLE spwalks (name text, steps text[]);
@@ -422,7 +423,7 @@ CREATE TABLE mj_fbt (k int4, v int4, f text) WITH (autovacuum_enabled = off);
 INSERT INTO mj_bt SELECT * FROM mj_src ORDER BY (v * 31) % 200000;
 INSERT INTO mj_fbt SELECT * FROM mj_src ORDER BY (v * 31) % 200000;
 CREATE INDEX mj_bt_k ON mj_bt USING btree (k) WITH (deduplicate_items = off);
-CREATE INDEX mj_fbt_k ON mj_fbt USING fastbtree (k);
+CREATE INDEX mj_fbt_k ON mj_fbt USING fastbtree (k) WITH (deduplicate_items = off);
 VACUUM ANALYZE mj_outer;
 VACUUM ANALYZE mj_bt;
 VACUUM ANALYZE mj_fbt;
@@ -470,7 +471,7 @@ CALL use_indexscan();
 -- int8, int4 and int2 constants
 --
 CREATE INDEX t_bt_b ON t_bt USING btree (b DESC) WITH (deduplicate_items = off);
-CREATE INDEX t_fbt_b ON t_fbt USING fastbtree (b DESC);
+CREATE INDEX t_fbt_b ON t_fbt USING fastbtree (b DESC) WITH (deduplicate_items = off);
 SELECT q.qual, o.ord, c.*
 FROM (VALUES ('b < -299000'), ('b <= -299997::int4'), ('b = 3'), ('b = 3::int2'),
 			 ('b = 4'), ('b >= 299000::int8'), ('b > 299997::int4'),
@@ -571,7 +572,7 @@ INSERT INTO cl_fbt SELECT * FROM cl_src;
 CREATE INDEX cl_bt_k ON cl_bt USING btree (k DESC);
 CREATE INDEX cl_fbt_k ON cl_fbt USING fastbtree (k DESC);
 CREATE INDEX cl_bt_g ON cl_bt USING btree (g) WITH (deduplicate_items = off);
-CREATE INDEX cl_fbt_g ON cl_fbt USING fastbtree (g);
+CREATE INDEX cl_fbt_g ON cl_fbt USING fastbtree (g) WITH (deduplicate_items = off);
 CLUSTER cl_bt USING cl_bt_k;
 CLUSTER cl_fbt USING cl_fbt_k;
 SELECT (SELECT array_agg(id ORDER BY ctid) FROM cl_bt) =

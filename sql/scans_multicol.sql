@@ -3,8 +3,8 @@
 -- partial and expression indexes give btree's answers, in btree's order.
 --
 -- The setup, helpers and conventions are those of scans.sql: NAME_bt and
--- NAME_fbt are identical tables, with a btree index (built WITH
--- (deduplicate_items = off)) and the same index USING fastbtree; cmp(q)
+-- NAME_fbt are identical tables, with a btree index and the same index
+-- USING fastbtree (both built WITH (deduplicate_items = off)); cmp(q)
 -- runs q with "_AM" replaced by "_bt" and by "_fbt" and reports the index
 -- scans of the fastbtree plan, the row count, whether both AMs returned
 -- the same rows in the same order, and the size of the symmetric
@@ -37,7 +37,7 @@ CREATE TABLE m_bt (a int4, b text, c int8, id int4) WITH (autovacuum_enabled = o
 CREATE TABLE m_fbt (a int4, b text, c int8, id int4) WITH (autovacuum_enabled = off);
 -- this tree is built by inserts
 CREATE INDEX m_bt_abc ON m_bt USING btree (a, b, c) WITH (deduplicate_items = off);
-CREATE INDEX m_fbt_abc ON m_fbt USING fastbtree (a, b, c);
+CREATE INDEX m_fbt_abc ON m_fbt USING fastbtree (a, b, c) WITH (deduplicate_items = off);
 INSERT INTO m_bt SELECT * FROM m_src;
 INSERT INTO m_fbt SELECT * FROM m_src;
 VACUUM ANALYZE m_bt;
@@ -246,10 +246,10 @@ CREATE INDEX n_bt_1 ON n_bt USING btree (x1 ASC NULLS LAST) WITH (deduplicate_it
 CREATE INDEX n_bt_2 ON n_bt USING btree (x2 ASC NULLS FIRST) WITH (deduplicate_items = off);
 CREATE INDEX n_bt_3 ON n_bt USING btree (x3 DESC NULLS FIRST) WITH (deduplicate_items = off);
 CREATE INDEX n_bt_4 ON n_bt USING btree (x4 DESC NULLS LAST) WITH (deduplicate_items = off);
-CREATE INDEX n_fbt_1 ON n_fbt USING fastbtree (x1 ASC NULLS LAST);
-CREATE INDEX n_fbt_2 ON n_fbt USING fastbtree (x2 ASC NULLS FIRST);
-CREATE INDEX n_fbt_3 ON n_fbt USING fastbtree (x3 DESC NULLS FIRST);
-CREATE INDEX n_fbt_4 ON n_fbt USING fastbtree (x4 DESC NULLS LAST);
+CREATE INDEX n_fbt_1 ON n_fbt USING fastbtree (x1 ASC NULLS LAST) WITH (deduplicate_items = off);
+CREATE INDEX n_fbt_2 ON n_fbt USING fastbtree (x2 ASC NULLS FIRST) WITH (deduplicate_items = off);
+CREATE INDEX n_fbt_3 ON n_fbt USING fastbtree (x3 DESC NULLS FIRST) WITH (deduplicate_items = off);
+CREATE INDEX n_fbt_4 ON n_fbt USING fastbtree (x4 DESC NULLS LAST) WITH (deduplicate_items = off);
 VACUUM ANALYZE n_bt;
 VACUUM ANALYZE n_fbt;
 SELECT indexrelid::regclass::text AS index, indoption
@@ -321,9 +321,9 @@ CREATE TABLE mx_fbt (a int4, b text, c int8, id int4) WITH (autovacuum_enabled =
 INSERT INTO mx_bt SELECT * FROM m_src WHERE id < 24000;
 INSERT INTO mx_fbt SELECT * FROM m_src WHERE id < 24000;
 CREATE INDEX mx_bt_1 ON mx_bt USING btree (a NULLS FIRST, b DESC NULLS LAST, c DESC) WITH (deduplicate_items = off);
-CREATE INDEX mx_fbt_1 ON mx_fbt USING fastbtree (a NULLS FIRST, b DESC NULLS LAST, c DESC);
+CREATE INDEX mx_fbt_1 ON mx_fbt USING fastbtree (a NULLS FIRST, b DESC NULLS LAST, c DESC) WITH (deduplicate_items = off);
 CREATE INDEX mx_bt_2 ON mx_bt USING btree (a DESC NULLS LAST, b, c NULLS FIRST) WITH (deduplicate_items = off);
-CREATE INDEX mx_fbt_2 ON mx_fbt USING fastbtree (a DESC NULLS LAST, b, c NULLS FIRST);
+CREATE INDEX mx_fbt_2 ON mx_fbt USING fastbtree (a DESC NULLS LAST, b, c NULLS FIRST) WITH (deduplicate_items = off);
 VACUUM ANALYZE mx_bt;
 VACUUM ANALYZE mx_fbt;
 CALL use_indexscan();
@@ -361,13 +361,13 @@ CREATE TABLE p_fbt (a int4, c int4, s text, pad text, id int4) WITH (autovacuum_
 INSERT INTO p_bt SELECT * FROM p_src;
 INSERT INTO p_fbt SELECT * FROM p_src;
 CREATE INDEX p_bt_inc ON p_bt USING btree (a, c) INCLUDE (s, pad) WITH (deduplicate_items = off);
-CREATE INDEX p_fbt_inc ON p_fbt USING fastbtree (a, c) INCLUDE (s, pad);
+CREATE INDEX p_fbt_inc ON p_fbt USING fastbtree (a, c) INCLUDE (s, pad) WITH (deduplicate_items = off);
 CREATE INDEX p_bt_lower ON p_bt USING btree (lower(s)) WITH (deduplicate_items = off);
-CREATE INDEX p_fbt_lower ON p_fbt USING fastbtree (lower(s));
+CREATE INDEX p_fbt_lower ON p_fbt USING fastbtree (lower(s)) WITH (deduplicate_items = off);
 CREATE INDEX p_bt_part ON p_bt USING btree (id) WHERE c < 10;
 CREATE INDEX p_fbt_part ON p_fbt USING fastbtree (id) WHERE c < 10;
 CREATE INDEX p_bt_pexpr ON p_bt USING btree ((a * 100 + c) DESC) WITH (deduplicate_items = off) WHERE s LIKE 'K%';
-CREATE INDEX p_fbt_pexpr ON p_fbt USING fastbtree ((a * 100 + c) DESC) WHERE s LIKE 'K%';
+CREATE INDEX p_fbt_pexpr ON p_fbt USING fastbtree ((a * 100 + c) DESC) WITH (deduplicate_items = off) WHERE s LIKE 'K%';
 VACUUM ANALYZE p_bt;
 VACUUM ANALYZE p_fbt;
 CALL use_indexonlyscan();
@@ -415,15 +415,15 @@ FROM generate_series(1, 30000) AS i;
 CREATE TABLE ki_bt (k4 int4, k8 int8, kf float8, kd date, note text, id int4) WITH (autovacuum_enabled = off);
 CREATE TABLE ki_fbt (k4 int4, k8 int8, kf float8, kd date, note text, id int4) WITH (autovacuum_enabled = off);
 CREATE INDEX ki_bt_k4 ON ki_bt USING btree (k4) INCLUDE (note) WITH (deduplicate_items = off);
-CREATE INDEX ki_fbt_k4 ON ki_fbt USING fastbtree (k4) INCLUDE (note);
+CREATE INDEX ki_fbt_k4 ON ki_fbt USING fastbtree (k4) INCLUDE (note) WITH (deduplicate_items = off);
 CREATE INDEX ki_bt_k8 ON ki_bt USING btree (k8 DESC) INCLUDE (note, id) WITH (deduplicate_items = off);
-CREATE INDEX ki_fbt_k8 ON ki_fbt USING fastbtree (k8 DESC) INCLUDE (note, id);
+CREATE INDEX ki_fbt_k8 ON ki_fbt USING fastbtree (k8 DESC) INCLUDE (note, id) WITH (deduplicate_items = off);
 INSERT INTO ki_bt SELECT * FROM ki_src;
 INSERT INTO ki_fbt SELECT * FROM ki_src;
 CREATE INDEX ki_bt_kf ON ki_bt USING btree (kf NULLS FIRST) INCLUDE (note) WITH (deduplicate_items = off);
-CREATE INDEX ki_fbt_kf ON ki_fbt USING fastbtree (kf NULLS FIRST) INCLUDE (note);
+CREATE INDEX ki_fbt_kf ON ki_fbt USING fastbtree (kf NULLS FIRST) INCLUDE (note) WITH (deduplicate_items = off);
 CREATE INDEX ki_bt_kd ON ki_bt USING btree (kd) INCLUDE (note) WITH (deduplicate_items = off);
-CREATE INDEX ki_fbt_kd ON ki_fbt USING fastbtree (kd) INCLUDE (note);
+CREATE INDEX ki_fbt_kd ON ki_fbt USING fastbtree (kd) INCLUDE (note) WITH (deduplicate_items = off);
 VACUUM ANALYZE ki_bt;
 VACUUM ANALYZE ki_fbt;
 CREATE TABLE kiquals (n serial, col text, qual text);

@@ -8,8 +8,8 @@
 -- text keys near the size limit.
 --
 -- The setup, helpers and conventions are those of scans.sql: NAME_bt and
--- NAME_fbt are identical tables, with a btree index (built WITH
--- (deduplicate_items = off)) and the same index USING fastbtree; cmp(q)
+-- NAME_fbt are identical tables, with a btree index and the same index
+-- USING fastbtree (both built WITH (deduplicate_items = off)); cmp(q)
 -- runs q with "_AM" replaced by "_bt" and by "_fbt" and reports the index
 -- scans of the fastbtree plan, the row count, whether both AMs returned
 -- the same rows in the same order, and the size of the symmetric
@@ -95,7 +95,7 @@ CREATE FUNCTION make_indexes(am text, tbl text, cols text[], extras bool) RETURN
 LANGUAGE plpgsql AS $$
 DECLARE
 	col text;
-	opts text := CASE am WHEN 'btree' THEN ' WITH (deduplicate_items = off)' ELSE '' END;
+	opts text := ' WITH (deduplicate_items = off)';
 BEGIN
 	FOREACH col IN ARRAY cols LOOP
 		EXECUTE format('CREATE INDEX %I ON %I USING %s (%I)%s',
@@ -388,11 +388,11 @@ CREATE TABLE pm_fbt (m mood, r int4range, p pair, id int4) WITH (autovacuum_enab
 INSERT INTO pm_bt SELECT * FROM pm_src;
 INSERT INTO pm_fbt SELECT * FROM pm_src;
 CREATE INDEX pm_bt_m ON pm_bt USING btree (m) WITH (deduplicate_items = off);
-CREATE INDEX pm_fbt_m ON pm_fbt USING fastbtree (m);
+CREATE INDEX pm_fbt_m ON pm_fbt USING fastbtree (m) WITH (deduplicate_items = off);
 CREATE INDEX pm_bt_r ON pm_bt USING btree (r) WITH (deduplicate_items = off);
-CREATE INDEX pm_fbt_r ON pm_fbt USING fastbtree (r);
+CREATE INDEX pm_fbt_r ON pm_fbt USING fastbtree (r) WITH (deduplicate_items = off);
 CREATE INDEX pm_bt_p ON pm_bt USING btree (p) WITH (deduplicate_items = off);
-CREATE INDEX pm_fbt_p ON pm_fbt USING fastbtree (p);
+CREATE INDEX pm_fbt_p ON pm_fbt USING fastbtree (p) WITH (deduplicate_items = off);
 VACUUM ANALYZE pm_bt;
 VACUUM ANALYZE pm_fbt;
 CALL use_indexscan();
@@ -419,7 +419,7 @@ SELECT CASE WHEN i % 5 = 0 THEN repeat('p', 1900) || lpad((i % 997)::text, 116, 
 FROM generate_series(1, 3000) AS i;
 CREATE TABLE lk_bt (k text, id int4) WITH (autovacuum_enabled = off);
 CREATE TABLE lk_fbt (k text, id int4) WITH (autovacuum_enabled = off);
-CREATE INDEX lk_fbt_k ON lk_fbt USING fastbtree (k);
+CREATE INDEX lk_fbt_k ON lk_fbt USING fastbtree (k) WITH (deduplicate_items = off);
 INSERT INTO lk_bt SELECT * FROM lk_src;
 INSERT INTO lk_fbt SELECT * FROM lk_src;
 CREATE INDEX lk_bt_k ON lk_bt USING btree (k) WITH (deduplicate_items = off);

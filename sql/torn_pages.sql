@@ -12,6 +12,7 @@
 -- -DUSE_ASSERT_CHECKING): fastbtree_fuzz_unlocked() exists only there and
 -- is not part of the extension script.
 --
+-- (Deduplication off: the shapes below count on separate entries.)
 CREATE SCHEMA fbt_torn;
 SET search_path = fbt_torn, public;
 
@@ -53,7 +54,7 @@ $$;
 -- int4, one column
 CREATE TABLE t4 (k int4) WITH (autovacuum_enabled = off);
 INSERT INTO t4 SELECT g % 7000 FROM generate_series(1, 30000) g;
-CREATE INDEX t4_f ON t4 USING fastbtree (k) WITH (fillfactor = 10);
+CREATE INDEX t4_f ON t4 USING fastbtree (k) WITH (fillfactor = 10, deduplicate_items = off);
 INSERT INTO t4 SELECT (g * 7919) % 9000 FROM generate_series(1, 10000) g;
 SELECT * FROM shape('t4_f');
 
@@ -61,7 +62,7 @@ SELECT * FROM shape('t4_f');
 CREATE TABLE t84 (a int8, b int4) WITH (autovacuum_enabled = off);
 INSERT INTO t84 SELECT g / 50 * 1000000007::int8, g % 97
 FROM generate_series(1, 20000) g;
-CREATE INDEX t84_f ON t84 USING fastbtree (a, b DESC) WITH (fillfactor = 10);
+CREATE INDEX t84_f ON t84 USING fastbtree (a, b DESC) WITH (fillfactor = 10, deduplicate_items = off);
 INSERT INTO t84 SELECT (g % 300) * 1000000007::int8, (g * 31) % 97
 FROM generate_series(1, 8000) g;
 SELECT * FROM shape('t84_f');
@@ -73,7 +74,7 @@ SELECT CASE g % 8 WHEN 0 THEN 'NaN' WHEN 1 THEN '-0' WHEN 2 THEN '0'
 	WHEN 3 THEN 'Infinity' WHEN 4 THEN '-Infinity'
 	ELSE (g % 1000) / 7.0 - 60 END
 FROM generate_series(1, 25000) g;
-CREATE INDEX tf_f ON tf USING fastbtree (x) WITH (fillfactor = 10);
+CREATE INDEX tf_f ON tf USING fastbtree (x) WITH (fillfactor = 10, deduplicate_items = off);
 INSERT INTO tf SELECT CASE WHEN g % 3 = 0 THEN 'NaN'::float8
 	ELSE -(g % 500) / 3.0 END
 FROM generate_series(1, 8000) g;
@@ -88,9 +89,9 @@ INSERT INTO tn
 SELECT CASE WHEN g % 5 < 2 THEN NULL ELSE g % 3000 END,
 	CASE WHEN g % 3 = 0 THEN NULL ELSE g % 50 END
 FROM generate_series(1, 25000) g;
-CREATE INDEX tn_f ON tn USING fastbtree (a) WITH (fillfactor = 10);
+CREATE INDEX tn_f ON tn USING fastbtree (a) WITH (fillfactor = 10, deduplicate_items = off);
 CREATE INDEX tn_ab_f ON tn USING fastbtree (a NULLS FIRST, b)
-	WITH (fillfactor = 10);
+	WITH (fillfactor = 10, deduplicate_items = off);
 INSERT INTO tn SELECT NULLIF(g % 4000, 7), NULLIF(g % 10, 3)
 FROM generate_series(1, 6000) g;
 SELECT * FROM shape('tn_f');
@@ -105,7 +106,7 @@ SELECT timestamptz '2024-01-01 00:00:00+00' + (g / 20) * interval '1 hour',
 	(g % 7 - 3)::int2
 FROM generate_series(1, 20000) g;
 CREATE INDEX tt_f ON tt USING fastbtree (ts, f DESC, s)
-	WITH (fillfactor = 10);
+	WITH (fillfactor = 10, deduplicate_items = off);
 SELECT * FROM shape('tt_f');
 
 -- the fuzz: a fixed seed per index, 3.5 million iterations in all

@@ -101,15 +101,16 @@ COMMIT;
 
 --
 -- 2. Dead entries on several leaves: a thousand deletes and reinserts of
--- key 5 in one transaction leave 1001 entries of the key over four
+-- key 5 in one transaction leave 1001 entries of the key over several
 -- leaves, none marked (their deleter was still running at each check).
 -- The next reinsert's check walks right over all of them and marks every
 -- one, on the leaf it holds exclusively and on the right siblings it
 -- share-locks.  (No btree twin: btree's bottom-up deletion removes some of
--- these entries while the loop runs.)
+-- these entries while the loop runs.)  Deduplication is off, so that the
+-- versions stay separate entries spread over several leaves.
 --
 CREATE TABLE m (k int, v text) WITH (autovacuum_enabled = off);
-CREATE UNIQUE INDEX m_k ON m USING fastbtree (k);
+CREATE UNIQUE INDEX m_k ON m USING fastbtree (k) WITH (deduplicate_items = off);
 INSERT INTO m SELECT i, 'v' || i FROM generate_series(1, 10) i;
 DO $d$
 BEGIN

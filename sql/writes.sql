@@ -8,8 +8,9 @@
 -- with a sequential scan:
 --   fwd      (k, ctid) in index order, forward    = seqscan ORDER BY k, ctid
 --   bwd      backward: keys in descending order, and the same (k, ctid) set
---   bwd_tids backward (k, ctid) = ORDER BY k DESC, ctid DESC (fastbtree only:
---            btree returns a posting list's first TID first)
+--   bwd_tids backward (k, ctid) = ORDER BY k DESC, ctid DESC (fastbtree
+--            without posting lists only: both AMs return a posting list's
+--            TIDs in ascending order, backward too)
 --   ios      k alone, index-only scan
 --   probes   equality probes on a sample of keys, ranges, IN lists, IS NULL
 --   plans    every one of those plans scans idx (no seqscan, no bitmap)
@@ -127,10 +128,15 @@ BEGIN
 			FROM unnest(bwd_k, bwd_c) WITH ORDINALITY u(k, c, o);
 		-- keys in descending order, and the same (k, ctid) entries
 		bwd := r1 IS NOT DISTINCT FROM s_bwdk AND r2 IS NOT DISTINCT FROM s_set;
-		-- equal keys in exactly descending heap TID order; btree does not
-		-- promise it within a posting list, so only checked for fastbtree
+		-- equal keys in exactly descending heap TID order; neither AM
+		-- promises it within a posting list (both return a posting list's
+		-- TIDs ascending), so only checked for fastbtree without any
 		IF (SELECT amname FROM pg_am a JOIN pg_class c ON c.relam = a.oid
-			WHERE c.oid = idx) = 'fastbtree' THEN
+			WHERE c.oid = idx) = 'fastbtree' AND NOT EXISTS
+			(SELECT FROM generate_series(1, pg_relation_size(idx) /
+										 current_setting('block_size')::int - 1) b,
+				LATERAL fastbtree_page_items(idx, b) i
+			 WHERE i.tids IS NOT NULL) THEN
 			bwd_tids := r3 IS NOT DISTINCT FROM s_bwd;
 		END IF;
 		EXECUTE q_ios INTO r1;

@@ -1,0 +1,537 @@
+/*-------------------------------------------------------------------------
+ *
+ * fbtdedup.c
+ *	  Deduplication for fastbtree: posting list tuples, the pass that
+ *	  merges equal entries of a full leaf before it splits, and the
+ *	  posting list edits of insertion and deletion.
+ *
+ * The design is nbtree's (nbtree README, "Notes about deduplication"):
+ * entries whose key attributes are equal, bitwise, are merged lazily, only
+ * when a leaf would otherwise split (and after dead entries could not be
+ * deleted), into posting list tuples that hold the key once and the heap
+ * TIDs in ascending order (fastbtree.h).  Bitwise equality is what makes
+ * merging safe: a merged entry keeps one copy of the key, so the copies
+ * must be indistinguishable to every reader, which only an operator class
+ * whose "equalimage" support function says so guarantees (numeric, whose
+ * equal values may differ in display scale, and nondeterministic
+ * collations, must not be merged).  Whether every key column qualifies is
+ * decided once, when the index is built, and kept in the metapage.
+ *
+ * An insertion whose heap TID falls inside a posting list's TID range
+ * swaps it in ("posting list split", _fbt_swap_posting()): the posting
+ * list keeps its size, the new TID takes its place in order, and the
+ * entry inserted carries the posting list's old last TID instead.  So an
+ * insertion always needs exactly the new entry's space, as without
+ * posting lists.
+ *
+ * A leaf that holds nothing but one value, with more of it expected
+ * (inserts of ever larger heap TIDs), is merged only as far as six
+ * maximum-size posting lists; the rest is left for the split, which then
+ * leaves the left page FBT_SINGLEVAL_FILLFACTOR full (fbtinsert.c), as
+ * nbtree's "single value" strategy does.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/itup.h"
+#include "catalog/pg_type.h"
+#include "utils/datum.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+
+#include "fastbtree.h"
+
+/*
+ * _fbt_allequalimage() -- may the index rel merge equal entries?
+ *
+ * True when it has no INCLUDE columns and the operator class of every key
+ * column has an equalimage support function (proc 4) that returns true
+ * for the column's type and collation.  Calls those functions (catalog
+ * lookups); used when the metapage is first written (build, empty index).
+ */
+bool
+_fbt_allequalimage(Relation rel)
+{
+	int			nkeyatts = IndexRelationGetNumberOfKeyAttributes(rel);
+	int			i;
+
+	if (nkeyatts != IndexRelationGetNumberOfAttributes(rel))
+		return false;
+	for (i = 0; i < nkeyatts; i++)
+	{
+		Oid			opcintype = rel->rd_opcintype[i];
+		Oid			proc = get_opfamily_proc(rel->rd_opfamily[i], opcintype,
+											 opcintype, FBTEQUALIMAGE_PROC);
+
+		if (!OidIsValid(proc))
+			return false;
+		if (!DatumGetBool(OidFunctionCall1Coll(proc, rel->rd_indcollation[i],
+											   ObjectIdGetDatum(opcintype))))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * _fbt_dedup_enabled() -- do insertions into rel form posting lists now?
+ * Both the build's verdict (fbtm_allequalimage, from the cached metapage)
+ * and the deduplicate_items reloption must say so.
+ */
+bool
+_fbt_dedup_enabled(Relation rel)
+{
+	if (!FbtGetDeduplicateItems(rel))
+		return false;
+	return _fbt_getmeta(rel, false)->fbtm_allequalimage != 0;
+}
+
+/*
+ * _fbt_keys_image_equal() -- are the key attributes of leaf tuples a and b
+ * bitwise equal (NULLs equal to NULLs)?  Only meaningful for indexes whose
+ * operator classes make that the same as equality (_fbt_allequalimage);
+ * the caller has checked both tuples' attributes against their pages.
+ */
+bool
+_fbt_keys_image_equal(Relation rel, IndexTuple a, IndexTuple b)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			nkeyatts = IndexRelationGetNumberOfKeyAttributes(rel);
+	int			i;
+
+	for (i = 1; i <= nkeyatts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i - 1);
+		bool		na,
+					nb;
+		Datum		da = index_getattr(a, i, desc, &na);
+		Datum		db = index_getattr(b, i, desc, &nb);
+
+		if (na != nb)
+			return false;
+		if (!na && !datum_image_eq(da, db, att->attbyval, att->attlen))
+			return false;
+	}
+	return true;
+}
+
+/* Bytes of a leaf tuple's key part: the tuple without its TID array */
+static inline Size
+_fbt_key_part_size(IndexTuple itup)
+{
+	if (FbtTupleIsPosting(itup))
+		return FbtTupleGetPostingOffset(itup);
+	return IndexTupleSize(itup);
+}
+
+/*
+ * _fbt_dedup_start_pending() -- begin a pending posting list at base, a
+ * leaf data item (plain or posting, its attributes and TIDs checked by the
+ * caller), found at baseoff (or InvalidOffsetNumber).  state->htids must
+ * have room for maxpostingsize bytes.
+ */
+void
+_fbt_dedup_start_pending(FbtDedupState *state, IndexTuple base,
+						 OffsetNumber baseoff)
+{
+	state->base = base;
+	state->baseoff = baseoff;
+	state->basetupsize = _fbt_key_part_size(base);
+	if (FbtTupleIsPosting(base))
+	{
+		state->nhtids = FbtTupleGetNPosting(base);
+		memcpy(state->htids, FbtTupleGetPosting(base),
+			   sizeof(ItemPointerData) * state->nhtids);
+	}
+	else
+	{
+		state->nhtids = 1;
+		state->htids[0] = base->t_tid;
+	}
+	state->nitems = 1;
+	state->phystupsize = MAXALIGN(IndexTupleSize(base)) + sizeof(ItemIdData);
+}
+
+/*
+ * _fbt_dedup_save_htid() -- add the TIDs of itup, which follows the items
+ * merged so far and has an equal key, to the pending posting list.
+ * Returns false, saving nothing, if the posting list would then exceed
+ * maxpostingsize; such a full list counts toward nmaxitems when it holds
+ * more than 50 TIDs (nbtree's rule for telling full lists apart).
+ */
+bool
+_fbt_dedup_save_htid(FbtDedupState *state, IndexTuple itup)
+{
+	int			n;
+	ItemPointer htids;
+	Size		mergedsize;
+
+	if (FbtTupleIsPosting(itup))
+	{
+		n = FbtTupleGetNPosting(itup);
+		htids = FbtTupleGetPosting(itup);
+	}
+	else
+	{
+		n = 1;
+		htids = &itup->t_tid;
+	}
+	mergedsize = MAXALIGN(state->basetupsize +
+						  (state->nhtids + n) * sizeof(ItemPointerData));
+	if (mergedsize > state->maxpostingsize)
+	{
+		if (state->nhtids > 50)
+			state->nmaxitems++;
+		return false;
+	}
+	memcpy(state->htids + state->nhtids, htids, sizeof(ItemPointerData) * n);
+	state->nhtids += n;
+	state->nitems++;
+	state->phystupsize += MAXALIGN(IndexTupleSize(itup)) + sizeof(ItemIdData);
+	return true;
+}
+
+/*
+ * _fbt_dedup_form_pending() -- the tuple standing for the pending items: a
+ * new palloc'd posting list tuple if more than one item was merged, else
+ * NULL (the base item stays as it is).  Counts the posting list formed in
+ * nintervals.
+ */
+IndexTuple
+_fbt_dedup_form_pending(FbtDedupState *state)
+{
+	if (state->nitems < 2)
+		return NULL;
+	state->nintervals++;
+	return _fbt_form_posting(state->base, state->htids, state->nhtids);
+}
+
+/*
+ * _fbt_form_posting() -- a leaf tuple with base's key and the nhtids heap
+ * TIDs htids (ascending, no duplicates): a posting list tuple when
+ * nhtids > 1, else a plain tuple.  base may be plain or a posting list.
+ * Returns palloc'd memory; the size is at most MAXALIGN(key part +
+ * nhtids * 6) bytes, which the caller keeps within a posting list's limit.
+ */
+IndexTuple
+_fbt_form_posting(IndexTuple base, ItemPointer htids, int nhtids)
+{
+	Size		keysize = _fbt_key_part_size(base);
+	Size		newsize;
+	IndexTuple	itup;
+
+	Assert(nhtids >= 1 && nhtids <= FBT_OFFSET_MASK);
+	if (nhtids > 1)
+		newsize = MAXALIGN(keysize + nhtids * sizeof(ItemPointerData));
+	else
+		newsize = keysize;
+	Assert(newsize <= INDEX_SIZE_MASK);
+
+	itup = palloc0(newsize);
+	memcpy(itup, base, keysize);
+	itup->t_info &= ~(INDEX_SIZE_MASK | INDEX_AM_RESERVED_BIT);
+	itup->t_info |= newsize;
+	if (nhtids > 1)
+	{
+		FbtTupleSetPosting(itup, nhtids, keysize);
+		memcpy(FbtTupleGetPosting(itup), htids,
+			   sizeof(ItemPointerData) * nhtids);
+	}
+	else
+		itup->t_tid = htids[0];
+	return itup;
+}
+
+/*
+ * _fbt_posting_remove() -- posting without the TIDs whose remove[] entry is
+ * true (one per TID, in order; at least one TID stays): a new palloc'd
+ * posting list tuple, or a plain tuple if one TID is left.  Used by VACUUM
+ * and by deletion before a split.
+ */
+IndexTuple
+_fbt_posting_remove(IndexTuple posting, bool *remove)
+{
+	int			n = FbtTupleGetNPosting(posting);
+	ItemPointer keep = palloc(sizeof(ItemPointerData) * n);
+	int			nkeep = 0;
+	int			i;
+	IndexTuple	result;
+
+	for (i = 0; i < n; i++)
+		if (!remove[i])
+			keep[nkeep++] = *FbtTupleGetPostingN(posting, i);
+	Assert(nkeep > 0);
+	result = _fbt_form_posting(posting, keep, nkeep);
+	pfree(keep);
+	return result;
+}
+
+/*
+ * _fbt_swap_posting() -- a posting list split (see the file header).
+ *
+ * newitem: the plain tuple being inserted, whose heap TID belongs at
+ * position postingoff (1 .. n - 1) of oposting's TIDs; oposting: the
+ * posting list tuple on the page, with an equal key.  Returns a palloc'd
+ * copy of oposting, the same size, with newitem's TID in place and its
+ * own last TID gone; newitem (the caller's copy) then carries that last
+ * TID, so that it belongs right after the posting list.
+ */
+IndexTuple
+_fbt_swap_posting(IndexTuple newitem, IndexTuple oposting, int postingoff)
+{
+	int			n = FbtTupleGetNPosting(oposting);
+	IndexTuple	nposting = CopyIndexTuple(oposting);
+	ItemPointer tids = FbtTupleGetPosting(nposting);
+	ItemPointerData last = tids[n - 1];
+
+	Assert(postingoff > 0 && postingoff < n);
+	memmove(tids + postingoff + 1, tids + postingoff,
+			sizeof(ItemPointerData) * (n - 1 - postingoff));
+	tids[postingoff] = newitem->t_tid;
+	newitem->t_tid = last;
+	return nposting;
+}
+
+/*
+ * _fbt_posting_position() -- where scantid goes among the TIDs of the
+ * posting list at offnum of the leaf buf (locked), which compares equal to
+ * the insertion key: the index of the first TID greater than scantid, or
+ * -1 if the posting list is marked LP_DEAD (the caller must delete it
+ * first: a posting list split would carry the mark over to a live TID).
+ * Raises ERRCODE_INDEX_CORRUPTED if scantid is already there (an index
+ * entry for the same heap tuple twice) or the TID array is damaged.
+ */
+int
+_fbt_posting_position(Relation rel, Buffer buf, OffsetNumber offnum,
+					  ItemPointer scantid)
+{
+	Page		page = BufferGetPage(buf);
+	IndexTuple	posting = _fbt_getitem(rel, buf, offnum);
+	int			low = 0;
+	int			high;
+
+	if (!_fbt_posting_ok(posting))
+		_fbt_corrupt_item(rel, buf, offnum,
+						  "The posting list extends past the end of its tuple");
+	if (ItemIdIsDead(PageGetItemId(page, offnum)))
+		return -1;
+	high = FbtTupleGetNPosting(posting);
+	while (high > low)
+	{
+		int			mid = low + (high - low) / 2;
+		int32		r = ItemPointerCompare(scantid,
+										   FbtTupleGetPostingN(posting, mid));
+
+		if (r == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("table tid from new index tuple (%u,%u) overlaps with invalid duplicate tuple at offset %u of block %u in index \"%s\"",
+							ItemPointerGetBlockNumber(scantid),
+							ItemPointerGetOffsetNumber(scantid),
+							offnum, BufferGetBlockNumber(buf),
+							RelationGetRelationName(rel))));
+		if (r > 0)
+			low = mid + 1;
+		else
+			high = mid;
+	}
+	if (low == 0 || low >= FbtTupleGetNPosting(posting))
+		_fbt_corrupt_item(rel, buf, offnum,
+						  "A heap TID compared inside a posting list's range lies outside it");
+	return low;
+}
+
+/*
+ * Single value strategy: the leaf holds nothing but newitem's value (its
+ * first and last data items have newitem's key).
+ */
+static bool
+_fbt_dedup_singleval(Relation rel, Buffer buf, OffsetNumber minoff,
+					 OffsetNumber maxoff, IndexTuple newitem)
+{
+	IndexTuple	first = _fbt_getitem(rel, buf, minoff);
+	IndexTuple	last = _fbt_getitem(rel, buf, maxoff);
+
+	_fbt_check_attrs(rel, buf, first);
+	_fbt_check_attrs(rel, buf, last);
+	return _fbt_keys_image_equal(rel, first, newitem) &&
+		_fbt_keys_image_equal(rel, last, newitem);
+}
+
+/*
+ * _fbt_dedup_pass() -- merge the runs of equal entries of a full leaf into
+ * posting lists, to make room for newitem (newitemsz bytes, MAXALIGN'd,
+ * without its line pointer) without a split.
+ *
+ * buf: the leaf, pinned and exclusively locked, as it stays.  bottomup:
+ * bottom-up deletion was just tried on this leaf (version churn): merge
+ * everything, without the single value strategy (see the file header).
+ * The caller has checked _fbt_dedup_enabled().  Entries marked LP_DEAD
+ * are kept as they are, unmerged.  Writes the page in one WAL record if
+ * any posting list was formed and returns true (the caller must then
+ * search the page again); returns false, the page untouched, otherwise.
+ * Algorithm: nbtree's _bt_dedup_pass (nbtree README, "Notes about
+ * deduplication").  Errors: ERRCODE_INDEX_CORRUPTED for damaged items.
+ */
+bool
+_fbt_dedup_pass(Relation rel, Buffer buf, IndexTuple newitem,
+				Size newitemsz, bool bottomup)
+{
+	Page		page = BufferGetPage(buf);
+	FbtPageOpaque opaque = FbtPageGetOpaque(page);
+	OffsetNumber minoff = P_FIRSTDATAKEY(opaque);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+	FbtDedupState state;
+	bool		deduplicate = true;
+	bool		singleval = false;
+	IndexTuple *out;
+	bool	   *outdead;
+	bool	   *outnew;
+	int			nout = 0;
+	bool		anydead = false;
+	OffsetNumber off;
+	FbtWal		wal;
+	Page		img;
+	FbtPageOpaque iopaque;
+	int			i;
+
+	if (minoff >= maxoff)
+		return false;
+	newitemsz += sizeof(ItemIdData);
+
+	memset(&state, 0, sizeof(state));
+	state.maxpostingsize = FBT_MAX_POSTING_SIZE;
+	state.htids = palloc(state.maxpostingsize);
+	out = palloc(sizeof(IndexTuple) * (maxoff - minoff + 1));
+	outdead = palloc(sizeof(bool) * (maxoff - minoff + 1));
+	outnew = palloc(sizeof(bool) * (maxoff - minoff + 1));
+
+	if (!bottomup)
+		singleval = _fbt_dedup_singleval(rel, buf, minoff, maxoff, newitem);
+
+	for (off = minoff; off <= maxoff + 1; off++)
+	{
+		IndexTuple	itup = NULL;
+		bool		dead = false;
+
+		if (off <= maxoff)
+		{
+			itup = _fbt_getitem(rel, buf, off);
+			/* the image comparison decodes every key attribute */
+			_fbt_check_attrs(rel, buf, itup);
+			if (FbtTupleIsPosting(itup) && !_fbt_posting_ok(itup))
+				_fbt_corrupt_item(rel, buf, off,
+								  "The posting list extends past the end of its tuple");
+			dead = ItemIdIsDead(PageGetItemId(page, off));
+		}
+
+		if (itup != NULL && !dead && state.base != NULL && deduplicate &&
+			_fbt_keys_image_equal(rel, state.base, itup) &&
+			_fbt_dedup_save_htid(&state, itup))
+			continue;
+
+		/* the pending list ends here: write it out */
+		if (state.base != NULL)
+		{
+			IndexTuple	merged = _fbt_dedup_form_pending(&state);
+
+			out[nout] = merged ? merged : state.base;
+			outdead[nout] = false;
+			outnew[nout++] = merged != NULL;
+			state.base = NULL;
+
+			if (singleval)
+			{
+				/*
+				 * Five full posting lists so far: the sixth is made small
+				 * enough to leave the split the room its single value
+				 * strategy leaves free; after it, merge no more.
+				 */
+				if (state.nmaxitems == 5)
+				{
+					Size		leftfree = BLCKSZ - SizeOfPageHeaderData -
+						MAXALIGN(sizeof(FbtPageOpaqueData)) -
+						(newitemsz + MAXALIGN(sizeof(ItemPointerData)));
+					Size		reduction = leftfree *
+						(100 - FBT_SINGLEVAL_FILLFACTOR) / 100;
+
+					state.maxpostingsize = state.maxpostingsize > reduction ?
+						state.maxpostingsize - reduction : 0;
+				}
+				else if (state.nmaxitems >= 6)
+				{
+					deduplicate = false;
+					singleval = false;
+				}
+			}
+		}
+		if (itup == NULL)
+			break;
+		if (dead)
+		{
+			out[nout] = itup;
+			outdead[nout] = true;
+			outnew[nout++] = false;
+			anydead = true;
+		}
+		else
+			_fbt_dedup_start_pending(&state, itup, off);
+	}
+
+	if (state.nintervals == 0)
+	{
+		pfree(state.htids);
+		pfree(out);
+		pfree(outdead);
+		pfree(outnew);
+		return false;
+	}
+
+	/* rebuild the leaf in the WAL image from the unchanged shared page */
+	_fbt_wal_start(&wal, rel);
+	img = _fbt_wal_register(&wal, buf, false);
+	_fbt_pageinit(img, opaque->fbto_level,
+				  (opaque->fbto_flags & ~FBTP_HAS_GARBAGE) |
+				  (anydead ? FBTP_HAS_GARBAGE : 0));
+	iopaque = FbtPageGetOpaque(img);
+	iopaque->fbto_prev = opaque->fbto_prev;
+	iopaque->fbto_next = opaque->fbto_next;
+	if (!P_RIGHTMOST(opaque))
+	{
+		ItemId		hiid = PageGetItemId(page, P_HIKEY);
+
+		if (PageAddItem(img, PageGetItem(page, hiid), ItemIdGetLength(hiid),
+						P_HIKEY, false, false) == InvalidOffsetNumber)
+			goto addfailed;
+	}
+	for (i = 0; i < nout; i++)
+	{
+		OffsetNumber newoff;
+
+		newoff = PageAddItem(img, (Item) out[i],
+							 MAXALIGN(IndexTupleSize(out[i])),
+							 InvalidOffsetNumber, false, false);
+		if (newoff == InvalidOffsetNumber)
+			goto addfailed;
+		if (outdead[i])
+			ItemIdMarkDead(PageGetItemId(img, newoff));
+	}
+	START_CRIT_SECTION();
+	_fbt_wal_finish(&wal);
+	END_CRIT_SECTION();
+
+	for (i = 0; i < nout; i++)
+		if (outnew[i])
+			pfree(out[i]);
+	pfree(state.htids);
+	pfree(out);
+	pfree(outdead);
+	pfree(outnew);
+	return true;
+
+addfailed:
+	_fbt_wal_abort(&wal);
+	elog(ERROR, "deduplication failed to add an item to block %u of index \"%s\"",
+		 BufferGetBlockNumber(buf), RelationGetRelationName(rel));
+	return false;				/* keep compiler quiet */
+}
