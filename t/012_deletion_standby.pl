@@ -225,6 +225,94 @@ is($standby->safe_psql('postgres', 'SET enable_seqscan = off; ' . $query),
 	'1000:2000000', 'a new standby query sees the primary\'s rows');
 
 #
+# Page reuse.  A standby cursor reads the last live leaf before a range
+# the primary deleted (its snapshot, taken after the DELETE, needs nothing
+# the primary's VACUUM removes, so the heap's records do not conflict with
+# it, and the deleted rows are on heap pages of their own, so replaying
+# their pruning waits for no pin the cursor holds) and keeps that leaf's
+# right-link.  The primary's VACUUM then deletes
+# the emptied leaves, a later pass puts them in the free space map, and
+# ascending inserts' splits reuse them, logging btree's REUSE_PAGE with
+# each page's safexid first.  That record must cancel the cursor, whose
+# snapshot is older than the deletions; replayed without it, the cursor
+# would step from its saved right-link into a page now holding other keys
+# and lose the rows after the range.
+#
+$primary->safe_psql('postgres', q{
+CREATE TABLE r (k int, pad text) WITH (autovacuum_enabled = off);
+INSERT INTO r SELECT i, repeat('x', 50) FROM generate_series(1, 5000) i;
+INSERT INTO r SELECT i, repeat('x', 50) FROM generate_series(15001, 20000) i;
+INSERT INTO r SELECT i, repeat('x', 50) FROM generate_series(5001, 15000) i;
+CREATE INDEX r_k ON r USING fastbtree (k);
+DELETE FROM r WHERE k BETWEEN 5001 AND 15000;
+});
+catchup();
+session_start();
+session_query(q{
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SET enable_indexonlyscan = off;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+DECLARE c CURSOR FOR SELECT k FROM r WHERE k >= 4990 ORDER BY k;
+});
+my ($first) = session_query('FETCH 5 FROM c;');
+is($first, "4990\n4991\n4992\n4993\n4994", 'the standby cursor read the leaf before the range');
+
+my $deleted_pages = q{
+SELECT count(*) FROM generate_series(1, pg_relation_size('r_k') / 8192 - 1) b,
+	LATERAL fastbtree_page_stats('r_k', b) s WHERE s.type = 'd'};
+$conflicts_before = $standby->safe_psql('postgres', $conflicts_query);
+$wal_start = $primary->lsn('insert');
+# (no truncation: its exclusive lock would conflict with the cursor's)
+$primary->safe_psql('postgres', 'VACUUM (TRUNCATE false) r;');
+my $ndeleted = $primary->safe_psql('postgres', $deleted_pages);
+cmp_ok($ndeleted, '>', 20, "VACUUM deleted the emptied leaves ($ndeleted)");
+# xids past the deletions' safexids, then the pass that makes them reusable
+$primary->safe_psql('postgres', 'SELECT txid_current();') for 1 .. 3;
+$primary->safe_psql('postgres', 'VACUUM (TRUNCATE false) r;');
+$primary->safe_psql('postgres', q{
+INSERT INTO r SELECT i, 'new' FROM generate_series(30001, 45000) i;
+});
+my $nleft = $primary->safe_psql('postgres', $deleted_pages);
+cmp_ok($nleft, '<', $ndeleted,
+	"splits on the primary reused deleted pages ($nleft of $ndeleted left)");
+catchup();
+
+my ($rest, $rest_err) = session_query('FETCH ALL FROM c;');
+my @rest = split /\n/, $rest;
+if ($rest_err =~ /conflict with recovery/ || !$session->pumpable)
+{
+	pass('the standby cursor was cancelled by the recovery conflict');
+}
+else
+{
+	is( scalar(@rest) . ':' . ($rest[0] // '') . ':' . ($rest[-1] // ''),
+		'5006:4995:20000',
+		'the standby cursor still returns every row of its snapshot');
+}
+like($rest_err, qr/conflict with recovery/,
+	'the reuse conflict record cancelled it (nothing else conflicts here)');
+$session->kill_kill;
+ok( $standby->poll_query_until(
+		'postgres', "SELECT ($conflicts_query) > $conflicts_before"),
+	'pg_stat_database_conflicts counted the reuse conflict');
+$idxnode = $primary->safe_psql('postgres',
+	q{SELECT pg_relation_filenode('r_k')});
+($stdout, $stderr) = run_command(
+	[
+		'pg_waldump', '-p', $primary->data_dir . '/pg_wal',
+		'-s', $wal_start, '-r', 'Btree'
+	]);
+like($stdout, qr/REUSE_PAGE.*\/$idxnode\b/,
+	'the WAL holds REUSE_PAGE records for the reused pages');
+$standby->safe_psql('postgres', q{SELECT fastbtree_check('r_k', true);});
+is($standby->safe_psql('postgres', q{
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT count(*) || ':' || min(k) || ':' || max(k) FROM r WHERE k >= 4990;
+}), '20011:4990:45000', 'a new standby query sees the primary\'s rows');
+
+#
 # hot_standby_feedback = on: the primary keeps what the standby can see.
 #
 $standby->append_conf('postgresql.conf', 'hot_standby_feedback = on');
