@@ -120,11 +120,11 @@
  *		Odd while a writer changes the page, even otherwise; see
  *		_fbt_wal_register() for where it changes.
  * fbto_flags: FBTP_* below.
- * fbto_cycleid: always 0.  Reserved for the vacuum cycle id that page
- *		deletion and recycling will need (nbtree README, "VACUUM"): today
- *		no page is ever deleted, so a split during VACUUM only moves items
- *		to a new page at the end of the relation, which fbtvacuum.c's
- *		physical-order scan reaches anyway.
+ * fbto_cycleid: always 0.  Reserved for a vacuum cycle id (nbtree
+ *		README, "VACUUM"), which fastbtree does without: no split takes a
+ *		recycled page while a VACUUM pass runs (fbtm_vacuum_running), so a
+ *		split during the pass only moves items to a new page at the end of
+ *		the relation, which fbtvacuum.c's physical-order scan reaches.
  * fbto_unused: always 0.
  * fbto_page_id: FBT_PAGE_ID, in the page's last two bytes so tools such
  *		as pg_filedump can tell fastbtree pages apart.
