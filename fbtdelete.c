@@ -79,7 +79,8 @@ _fbt_update_has_garbage(Page img)
  * updatable[0..nupdated-1] with updated[] (the same posting lists without
  * some of their TIDs, _fbt_posting_remove()), in one WAL record, clearing
  * FBTP_HAS_GARBAGE if no LP_DEAD entry is left.  A replaced posting list
- * loses its LP_DEAD mark, if it had one (a hint).
+ * keeps its line pointer's flags (PageIndexTupleOverwrite()): one marked
+ * LP_DEAD stays so, which is true of its remaining TIDs too.
  *
  * buf must be exclusively (VACUUM: cleanup-) locked; it stays so.  Used by
  * deletion before a split (after its conflict record) and by VACUUM.
@@ -573,9 +574,8 @@ _fbt_delete_before_split(Relation rel, Relation heapRel, Buffer buf,
 		ndeleted += _fbt_simple_delete(rel, heapRel, buf);
 		if (PageGetFreeSpace(page) >= newitemsz)
 			return ndeleted > 0;
-		/* dead entries there were: assume the key has versions too */
-		if (ndeleted > 0)
-			uniquedup = true;
+		/* entries were marked dead: assume the key has versions too */
+		uniquedup = true;
 	}
 
 	/* no reason to expect duplicates in a unique index: split */
