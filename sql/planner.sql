@@ -105,7 +105,7 @@ $$;
 
 CREATE TABLE ra (id int PRIMARY KEY, v int);
 INSERT INTO ra SELECT g, g % 100 FROM generate_series(1, 2000) g;
-VACUUM ANALYZE ra;
+VACUUM (FREEZE, ANALYZE) ra;
 SELECT make_twins('CREATE TABLE rb_AM (id int, w int)',
 	'INSERT INTO rb_AM SELECT g, g % 7 FROM generate_series(1, 2000) g',
 	'CREATE UNIQUE INDEX rb_AM_id ON rb_AM USING @ (id)');
@@ -127,7 +127,7 @@ SELECT make_twins('CREATE TABLE rr_AM (a int, b int)',
 SELECT make_twins('CREATE TABLE te_AM (k int, pad text) WITH (autovacuum_enabled = off)',
 	'INSERT INTO te_AM SELECT g, repeat(''x'', 50) FROM generate_series(1, 10000) g',
 	'CREATE INDEX te_AM_k ON te_AM USING @ (k)');
-VACUUM ANALYZE rb_bt, rb_fbt, tp_bt, tp_fbt, tb_bt, tb_fbt, tn_bt, tn_fbt,
+VACUUM (FREEZE, ANALYZE) rb_bt, rb_fbt, tp_bt, tp_fbt, tb_bt, tb_fbt, tn_bt, tn_fbt,
 	rr_bt, rr_fbt, te_bt, te_fbt;
 
 --
@@ -286,7 +286,7 @@ CREATE TABLE rir_bt AS SELECT * FROM ri_bt;
 CREATE TABLE rir_fbt AS SELECT * FROM ri_fbt;
 CREATE INDEX rir_bt_ab ON rir_bt USING btree (a, b);
 CREATE INDEX rir_fbt_ab ON rir_fbt USING fastbtree (a, b);
-VACUUM ANALYZE rs_bt, rs_fbt, ri_bt, ri_fbt, rsr_bt, rsr_fbt, rir_bt, rir_fbt;
+VACUUM (FREEZE, ANALYZE) rs_bt, rs_fbt, ri_bt, ri_fbt, rsr_bt, rsr_fbt, rir_bt, rir_fbt;
 SELECT * FROM mirror_check('small_int4_ops, not a mirror', 'rs');
 SELECT * FROM mirror_check('integer_ops', 'ri');
 -- the mirror cache forgets what it knew when pg_amop changes: fastbtree's
