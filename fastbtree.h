@@ -180,7 +180,10 @@ P_LEFTMOST(FbtPageOpaque opaque)
 	return opaque->fbto_prev == P_NONE;
 }
 
-/* deleted: unlinked from its level, never reused yet (fbtpagedel.c) */
+/*
+ * deleted: unlinked from its level, never reused yet (fbtpagedel.c); keeps
+ * its level, its links, and FBTP_LEAF if it was a leaf
+ */
 static inline bool
 P_ISDELETED(FbtPageOpaque opaque)
 {
@@ -195,8 +198,11 @@ P_ISHALFDEAD(FbtPageOpaque opaque)
 
 /*
  * A page every reader steps over to its right sibling, which has taken over
- * its (empty) key range: deleted or half-dead.  Only leaves are ever
- * deleted; nothing may read a high key or an item of such a page.
+ * its key range: deleted (a leaf or an internal page) or half-dead (only
+ * leaves are ever half-dead).  Nothing may compare with a high key or
+ * follow an item of such a page: a half-dead leaf's high key carries the
+ * top-parent link of its deletion (fbtpagedel.c), a deleted page has only
+ * FbtDeletedPageData.
  */
 static inline bool
 P_IGNORE(FbtPageOpaque opaque)
@@ -972,6 +978,7 @@ extern void _fbt_pagedel(Relation rel, Buffer leafbuf,
 						 IndexBulkDeleteResult *stats);
 #ifdef USE_ASSERT_CHECKING
 extern bool fbt_debug_pagedel_halfdead_only;
+extern int	fbt_debug_pagedel_unlinks;
 #endif
 
 /* fbtdelete.c */

@@ -201,7 +201,8 @@ _fbtc_getpage(FbtCheckState *state, BlockNumber blkno)
 		/* one item: FbtDeletedPageData (fbtpagedel.c) */
 		if (PageGetMaxOffsetNumber(page) != P_HIKEY ||
 			ItemIdGetLength(PageGetItemId(page, P_HIKEY)) !=
-			sizeof(FbtDeletedPageData) || !P_ISLEAF(opaque))
+			sizeof(FbtDeletedPageData) ||
+			P_ISLEAF(opaque) != (opaque->fbto_level == 0))
 			corrupt(state, blkno, 0, "deleted page has a malformed body");
 		return page;
 	}
@@ -608,6 +609,52 @@ _fbtc_cursor_find(FbtCheckState *state, FbtDownlinkCursor *cur,
 }
 
 /*
+ * Whether internal page blkno, which has no downlink in the level above, is
+ * part of a subtree that VACUUM is deleting (fbtpagedel.c): the subtree's
+ * parent lost the downlink to its top page in the half-dead step, and the
+ * pages are unlinked one by one afterwards, from the top down.  So blkno
+ * has one downlink, and so has each page below it on that path, down to a
+ * half-dead leaf; or a page on the path has been deleted since we read
+ * the one above it (the deletion went on meanwhile).
+ */
+static bool
+_fbtc_deletion_chain(FbtCheckState *state, BlockNumber blkno)
+{
+	BlockNumber cur = blkno;
+	uint32		level = 0;
+	bool		first = true;
+
+	for (;;)
+	{
+		Page		page = _fbtc_getpage(state, cur);
+		FbtPageOpaque opaque = FbtPageGetOpaque(page);
+		bool		result;
+
+		if ((opaque->fbto_flags & FBTP_META) ||
+			(!first && opaque->fbto_level != level - 1))
+			result = false;
+		else if (P_ISDELETED(opaque))
+			result = true;
+		else if (P_ISLEAF(opaque))
+			result = P_ISHALFDEAD(opaque);
+		else if (P_RIGHTMOST(opaque) || P_ISHALFDEAD(opaque) ||
+				 PageGetMaxOffsetNumber(page) != P_FIRSTDATAKEY(opaque))
+			result = false;
+		else
+		{
+			level = opaque->fbto_level;
+			first = false;
+			cur = FbtPivotGetDownLink(_fbtc_item(page,
+												 P_FIRSTDATAKEY(opaque)));
+			pfree(page);
+			continue;
+		}
+		pfree(page);
+		return result;
+	}
+}
+
+/*
  * Check that page blkno of the level being walked has a downlink in the
  * level above, unless its left sibling (prevblk, whose copy had flags
  * prevflags and a right-link to blkno) is marked INCOMPLETE_SPLIT: then
@@ -623,7 +670,8 @@ _fbtc_cursor_find(FbtCheckState *state, FbtDownlinkCursor *cur,
  * search of the parent level finds it; only if that search fails is the
  * page reported.  Page deletion (fbtpagedel.c) only moves a downlink onto
  * the half-dead page's right sibling, which the fresh search also finds;
- * a half-dead page itself is not looked for.
+ * a half-dead page itself is not looked for, nor the internal pages of a
+ * subtree being deleted (_fbtc_deletion_chain()).
  */
 static void
 _fbtc_check_downlink(FbtCheckState *state, FbtDownlinkCursor *cur,
@@ -638,6 +686,8 @@ _fbtc_check_downlink(FbtCheckState *state, FbtDownlinkCursor *cur,
 	if (prevblk != P_NONE && (prevflags & FBTP_INCOMPLETE_SPLIT))
 		return;
 	if (_fbtc_cursor_find(state, cur, blkno))
+		return;
+	if (_fbtc_deletion_chain(state, blkno))
 		return;
 	if (prevblk == P_NONE)
 		corrupt(state, blkno, 0,
@@ -711,13 +761,14 @@ _fbtc_check_level(FbtCheckState *state, BlockNumber leftmost, uint32 level,
 		page = _fbtc_getpage(state, blkno);
 		opaque = FbtPageGetOpaque(page);
 
-		if (P_ISDELETED(opaque) && level == 0 && P_ISLEAF(opaque) &&
-			blkno != leftmost)
+		if (P_ISDELETED(opaque) && opaque->fbto_level == level &&
+			(blkno != leftmost || parentleftmost != P_NONE))
 		{
 			/*
-			 * Deleted after we read its left sibling's right-link: it is out
-			 * of the chain now, and the walk goes on to its right sibling as
-			 * if it had never been reached (fbtpagedel.c keeps its links).
+			 * Deleted after we read its left sibling's right-link (or the
+			 * parent's downlink to the leftmost page): it is out of the
+			 * chain now, and the walk goes on to its right sibling as if
+			 * it had never been reached (fbtpagedel.c keeps its links).
 			 */
 			if (P_RIGHTMOST(opaque))
 				corrupt(state, blkno, 0, "deleted page is rightmost");
@@ -753,7 +804,7 @@ _fbtc_check_level(FbtCheckState *state, BlockNumber leftmost, uint32 level,
 						"leftmost page of level %u has left-link %u",
 						level, opaque->fbto_prev);
 			lpage = _fbtc_getpage(state, prevblk);
-			if (level == 0 && P_ISDELETED(FbtPageGetOpaque(lpage)) &&
+			if (P_ISDELETED(FbtPageGetOpaque(lpage)) &&
 				FbtPageGetOpaque(lpage)->fbto_next == blkno &&
 				FbtPageGetOpaque(lpage)->fbto_prev == opaque->fbto_prev)
 			{
@@ -789,7 +840,8 @@ _fbtc_check_level(FbtCheckState *state, BlockNumber leftmost, uint32 level,
 		{
 			if (maxoff < minoff)
 				corrupt(state, blkno, 0, "internal page has no downlinks");
-			if (blkno == leftmost)
+			/* the first live page (the leftmost may be deleted since) */
+			if (nextleftmost == P_NONE)
 				nextleftmost = FbtPivotGetDownLink(_fbtc_item(page, minoff));
 			for (off = minoff; off <= maxoff; off++)
 			{
@@ -842,7 +894,8 @@ PG_FUNCTION_INFO_V1(fastbtree_check);
  * attribute counts); for every downlink, that the child is one level
  * down and its items lie within the key range the parent gives it; and
  * that every page below the root's level has a downlink, unless its left
- * sibling is marked INCOMPLETE_SPLIT (amcheck's parent check, made safe
+ * sibling is marked INCOMPLETE_SPLIT, or it is a half-dead leaf or an
+ * internal page of a subtree being deleted (amcheck's parent check, made safe
  * against concurrent splits instead of by a ShareLock; it costs one more
  * read of each internal page).  All index pages are read through one
  * BAS_BULKREAD buffer ring, so a check does not flush shared buffers.  With

@@ -972,9 +972,9 @@ _fbt_unlocked_compare(FbtScanInsert key, const char *page, uint32 itemoff,
  * hold anything at all (the torn-page fuzz).  key: an insertion scankey
  * with key->unlocked_ok.  Fills *step with the page's special-space fields
  * and either moveright (key is beyond the high key: continue at
- * step->next) or the offset and downlink of the pivot to follow, exactly
- * as the locked search (_fbt_binsrch() and the high-key test of
- * _fbt_search()) would decide on the same bytes.  Returns FBT_UNLOCKED_OK,
+ * step->next; also for a deleted page) or the offset and downlink of the
+ * pivot to follow, exactly as the locked search (_fbt_binsrch() and the
+ * high-key test of _fbt_search()) would decide on the same bytes.  Returns FBT_UNLOCKED_OK,
  * or FBT_UNLOCKED_BOUNDS / FBT_UNLOCKED_UNSUPPORTED (see above); whatever
  * it returns, the result means something only if the caller then finds
  * the page's version unchanged since before the call.  Reads only within
@@ -1011,6 +1011,19 @@ _fbt_search_inner_unlocked(FbtScanInsert key, const char *page,
 		lower > FBT_SPECIAL_OFFSET ||
 		(step->flags & (FBTP_LEAF | FBTP_META)) || step->level == 0)
 		return FBT_UNLOCKED_BOUNDS;
+
+	/*
+	 * A deleted internal page (fbtpagedel.c), reached through a downlink or
+	 * right-link read before its deletion: its key range went to its right
+	 * sibling, and its right-link leads there.  Never rightmost.
+	 */
+	if (step->flags & (FBTP_DELETED | FBTP_HALF_DEAD))
+	{
+		if (step->next == P_NONE)
+			return FBT_UNLOCKED_BOUNDS;
+		step->moveright = true;
+		return FBT_UNLOCKED_OK;
+	}
 	maxoff = (lower - SizeOfPageHeaderData) / sizeof(ItemIdData);
 	if (maxoff > MaxIndexTuplesPerPage)
 		return FBT_UNLOCKED_BOUNDS;

@@ -1049,7 +1049,9 @@ _fbt_newroot(Relation rel, Buffer lbuf, Buffer rbuf, IndexTuple lefthikey)
  * Used by splits (the child's lock held) and by page deletion
  * (fbtpagedel.c, the empty leaf's lock held): child before parent, the
  * order every writer follows.  The downlink may also have moved left on
- * the same page, by a page deletion that removed an item before it.
+ * the same page, by a page deletion that removed an item before it, and
+ * a deleted parent page is stepped over to its right sibling, which took
+ * over its range.
  */
 Buffer
 _fbt_getstackbuf(Relation rel, FbtStack stack, BlockNumber child)
@@ -1065,6 +1067,17 @@ _fbt_getstackbuf(Relation rel, FbtStack stack, BlockNumber child)
 		OffsetNumber minoff = P_FIRSTDATAKEY(opaque);
 		OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
 		OffsetNumber off;
+
+		/* a deleted page (page deletion) holds no downlinks: go right */
+		if (P_IGNORE(opaque))
+		{
+			_fbt_ignored_page_not_rightmost(rel, blkno, opaque);
+			blkno = opaque->fbto_next;
+			start = InvalidOffsetNumber;
+			UnlockReleaseBuffer(buf);
+			CHECK_FOR_INTERRUPTS();
+			continue;
+		}
 
 		if (P_INCOMPLETE_SPLIT(opaque))
 		{

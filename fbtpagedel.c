@@ -1,32 +1,45 @@
 /*-------------------------------------------------------------------------
  *
  * fbtpagedel.c
- *	  Deletion of empty leaf pages by VACUUM (nbtree README, "Page
- *	  Deletion"), in nbtree's two steps, each one WAL record:
+ *	  Deletion of the pages VACUUM empties (nbtree README, "Page
+ *	  Deletion"), in nbtree's steps, each one WAL record:
  *
- *	  1. half-dead: in the parent, the target's downlink is pointed at the
- *		 target's right sibling and the right sibling's own downlink is
- *		 removed, so the right sibling takes over the target's (empty) key
- *		 range; the target is marked HALF_DEAD.  Locks: target, then parent.
- *	  2. unlink: the left sibling's right-link and the right sibling's
- *		 left-link skip the target, which is marked DELETED and keeps its
+ *	  1. half-dead: the empty leaf is marked HALF_DEAD, and the key range of
+ *		 the subtree it heads is handed to the subtree's right sibling in
+ *		 the subtree's parent: the downlink to the subtree's top page is
+ *		 pointed at that sibling and the sibling's own downlink removed.
+ *		 The subtree is the leaf alone, or the leaf and the chain of
+ *		 internal pages above it of which each is its parent's only child
+ *		 (the "top parent" is the highest of them); its top parent is
+ *		 recorded in the leaf's high key (its downlink field), so that a
+ *		 crash anywhere later leaves enough to finish.  Locks: the leaf,
+ *		 then (one at a time, upwards) the parents, keeping only the
+ *		 subtree's parent locked.  Two pages.
+ *	  2. unlink, once per page of the subtree, from the top parent down to
+ *		 the leaf: the page's left sibling's right-link and its right
+ *		 sibling's left-link skip it, and it is marked DELETED, keeping its
  *		 own links (a reader that arrives through a stale link steps right
- *		 over it) and, as its only item, the next full transaction id at
- *		 the time: the horizon after which no snapshot can still hold a
- *		 link to it.  Locks: left sibling, target, right sibling.
+ *		 over it) and level and, as its only item, the next full
+ *		 transaction id at the time: the horizon after which no snapshot
+ *		 can still hold a link to it.  When the page is internal, the
+ *		 leaf's top-parent link moves down to its only child.  Locks: the
+ *		 leaf (when it is not the page unlinked), then, left to right, the
+ *		 left sibling, the page, the right sibling.  At most four pages.
  *
- * A crash between the steps leaves a half-dead page, still linked, that
- * every reader steps over and the next VACUUM unlinks.  Each record
- * changes at most three pages, within generic WAL's four.
+ * A crash between the steps leaves a half-dead leaf, still linked, that
+ * every reader steps over, and possibly internal pages that no downlink
+ * reaches any more but whose only path leads to that leaf; the next VACUUM
+ * finds the leaf and continues from the top parent it records.  Each
+ * record changes at most four pages, generic WAL's limit.
  *
- * This stage deletes leaves only: a leaf that is the rightmost child of
- * its parent, or rightmost on its level, stays (deleting it would need the
- * parent deleted too).  Internal pages are never deleted, so optimistic
- * inner-page reads and scan pins never meet a deleted page.  A later
- * VACUUM pass puts a deleted page in the free space map once its safexid
- * is older than every snapshot, and a split then reuses it
- * (fbtpage.c, _fbt_allocbuf_recycle()).  README.design, "Page deletion",
- * says why each reader stays correct.
+ * A subtree that is its parent's rightmost child stays unless the parent
+ * can go with it (its only child, and not rightmost on its level); the
+ * root never goes, nor the rightmost page of any level.  A later VACUUM
+ * pass puts a deleted page in the free space map once its safexid is
+ * older than every snapshot, and a split then reuses it (fbtpage.c,
+ * _fbt_allocbuf_recycle()).  README.design, "Page deletion", says why
+ * each reader stays correct, optimistic readers of internal pages
+ * included.
  *
  *-------------------------------------------------------------------------
  */
@@ -41,8 +54,9 @@
 #include "fastbtree.h"
 
 #ifdef USE_ASSERT_CHECKING
-/* fastbtree.debug_pagedel_halfdead_only (fastbtree.c) */
+/* fastbtree.debug_pagedel_halfdead_only and _unlinks (fastbtree.c) */
 bool		fbt_debug_pagedel_halfdead_only = false;
+int			fbt_debug_pagedel_unlinks = -1;
 #endif
 
 /* An empty leaf that may be deleted (half-dead ones are finished apart) */
@@ -75,13 +89,35 @@ _fbt_leftsib_splitflag(Relation rel, BlockNumber leftsib, BlockNumber target)
 }
 
 /*
+ * The top-parent link of the half-dead leaf in buf (locked): the downlink
+ * field of its high key, which a live leaf's high key leaves invalid, so
+ * that a leaf made half-dead before internal pages could be deleted reads
+ * as the top of its own subtree.  InvalidBlockNumber: the leaf is.
+ */
+static BlockNumber
+_fbt_get_top_parent(Relation rel, Buffer buf)
+{
+	return FbtPivotGetDownLink(_fbt_getitem(rel, buf, P_HIKEY));
+}
+
+/* Set the top-parent link of the half-dead leaf image page */
+static void
+_fbt_set_top_parent(Page page, BlockNumber topparent)
+{
+	FbtPivotSetDownLink((IndexTuple) PageGetItem(page,
+												 PageGetItemId(page, P_HIKEY)),
+						topparent);
+}
+
+/*
  * Descend to the parent level of the leaves, searching for hikey (the
  * target's high key) as a pivot (FbtScanInsertData.pivotsearch): the child
  * followed at each level is the one left of the first pivot >= hikey, the
  * subtree whose range ends at or after hikey, and a page whose high key is
- * below it is left for its right sibling.  Pages are share-locked one at a
- * time.  Returns the descent stack, its first entry the level-1 page and
- * the offset of the downlink followed, or NULL if the root is a leaf.
+ * below it is left for its right sibling, as is a deleted page.  Pages are
+ * share-locked one at a time.  Returns the descent stack, its first entry
+ * the level-1 page and the offset of the downlink followed, each entry's
+ * parent the entry of the level above; NULL if the root is a leaf.
  */
 static FbtStack
 _fbt_find_parent_stack(Relation rel, IndexTuple hikey)
@@ -116,6 +152,12 @@ _fbt_find_parent_stack(Relation rel, IndexTuple hikey)
 			UnlockReleaseBuffer(buf);
 			break;
 		}
+		if (P_IGNORE(opaque))
+		{
+			_fbt_ignored_page_not_rightmost(rel, blkno, opaque);
+			buf = _fbt_relandgetbuf(rel, buf, opaque->fbto_next, FBT_READ);
+			continue;
+		}
 		if (!P_RIGHTMOST(opaque) &&
 			_fbt_compare(rel, key, buf, P_HIKEY) > 0)
 		{
@@ -143,21 +185,94 @@ _fbt_find_parent_stack(Relation rel, IndexTuple hikey)
 }
 
 /*
- * Step 1: mark the exclusively locked empty leaf target (leafbuf) half-dead
- * and hand its key range to its right sibling rightsib in the parent.
- * Returns false, having changed nothing, if target is its parent's
- * rightmost child or rightsib is half-dead.  leafbuf stays locked.
+ * Find and exclusively lock the parent of the subtree whose top page is
+ * child, as nbtree's _bt_lock_subtree_parent(): the parent page holding
+ * child's downlink (stack: child's parent entry) is the subtree's parent
+ * if the downlink is not its last; if it is the last and only one, and the
+ * parent is not rightmost on its level, the parent joins the subtree
+ * (*topparent, *topparentrightsib: the parent and its right sibling) and
+ * the search goes on a level up.  Returns true with *subtreeparent locked
+ * and *poffset the downlink to the subtree's top page; false, nothing
+ * locked, when the subtree cannot be deleted (the downlink is a parent's
+ * last one of several, or the parent is rightmost, or its left sibling's
+ * split into it is unfinished).  Only the subtree's parent stays locked:
+ * none of the pages below can gain a downlink while the caller holds the
+ * empty leaf locked.  ERRCODE_INDEX_CORRUPTED if the downlink is nowhere.
+ */
+static bool
+_fbt_lock_subtree_parent(Relation rel, BlockNumber child, FbtStack stack,
+						 Buffer *subtreeparent, OffsetNumber *poffset,
+						 BlockNumber *topparent,
+						 BlockNumber *topparentrightsib)
+{
+	Buffer		pbuf;
+	Page		page;
+	FbtPageOpaque opaque;
+	BlockNumber parent;
+	BlockNumber leftsibparent;
+	OffsetNumber poff;
+
+	/* the descent started below a root that split meanwhile: not now */
+	if (stack == NULL)
+		return false;
+
+	pbuf = _fbt_getstackbuf(rel, stack, child);
+	if (!BufferIsValid(pbuf))
+		ereport(ERROR,
+				(errcode(ERRCODE_INDEX_CORRUPTED),
+				 errmsg("failed to re-find parent key in index \"%s\" for deletion target page %u",
+						RelationGetRelationName(rel), child)));
+	parent = stack->fbts_blkno;
+	poff = stack->fbts_offset;
+	page = BufferGetPage(pbuf);
+	opaque = FbtPageGetOpaque(page);
+	leftsibparent = opaque->fbto_prev;
+
+	if (poff < PageGetMaxOffsetNumber(page))
+	{
+		*subtreeparent = pbuf;
+		*poffset = poff;
+		return true;
+	}
+
+	/* child is parent's last child: the parent must be able to go too */
+	if (poff != P_FIRSTDATAKEY(opaque) || P_RIGHTMOST(opaque))
+	{
+		UnlockReleaseBuffer(pbuf);
+		return false;
+	}
+	*topparent = parent;
+	*topparentrightsib = opaque->fbto_next;
+	UnlockReleaseBuffer(pbuf);
+
+	/* a parent whose downlink is yet to be inserted cannot be found */
+	if (_fbt_leftsib_splitflag(rel, leftsibparent, parent))
+		return false;
+
+	return _fbt_lock_subtree_parent(rel, parent, stack->fbts_parent,
+									subtreeparent, poffset, topparent,
+									topparentrightsib);
+}
+
+/*
+ * Step 1: mark the exclusively locked empty leaf (leafbuf), whose right
+ * sibling is rightsib and whose parent entry is stack, half-dead, record
+ * the top parent of its subtree in its high key, and hand the subtree's
+ * key range to the subtree's right sibling in the subtree's parent.
+ * Returns false, having changed nothing, if the subtree cannot be deleted
+ * (_fbt_lock_subtree_parent()) or rightsib is half-dead.  leafbuf stays
+ * locked.
  */
 static bool
 _fbt_mark_halfdead(Relation rel, Buffer leafbuf, FbtStack stack,
 				   BlockNumber rightsib)
 {
-	BlockNumber target = BufferGetBlockNumber(leafbuf);
+	BlockNumber leafblkno = BufferGetBlockNumber(leafbuf);
+	BlockNumber topparent = leafblkno;
+	BlockNumber topparentrightsib = rightsib;
 	Buffer		pbuf;
 	Buffer		rbuf;
-	Page		ppage;
 	OffsetNumber poff;
-	OffsetNumber maxoff;
 	FbtWal		wal;
 	Page		pimg;
 	Page		limg;
@@ -167,8 +282,9 @@ _fbt_mark_halfdead(Relation rel, Buffer leafbuf, FbtStack stack,
 	 * A half-dead right sibling (left so by a crash, or by an earlier
 	 * deletion stopped after its first step) has no downlink of its own to
 	 * take over: leave the target until that one is unlinked, as nbtree's
-	 * _bt_rightsib_halfdeadflag().  Locking right of the target is the
-	 * usual order.
+	 * _bt_rightsib_halfdeadflag().  The same holds for a subtree: its right
+	 * sibling's leftmost leaf is the leaf's right sibling.  Locking right
+	 * of the target is the usual order.
 	 */
 	rbuf = _fbt_getbuf(rel, rightsib, FBT_READ);
 	rightdead = P_ISHALFDEAD(FbtPageGetOpaque(BufferGetPage(rbuf)));
@@ -176,43 +292,39 @@ _fbt_mark_halfdead(Relation rel, Buffer leafbuf, FbtStack stack,
 	if (rightdead)
 		return false;
 
-	pbuf = _fbt_getstackbuf(rel, stack, target);
-	if (!BufferIsValid(pbuf))
+	if (!_fbt_lock_subtree_parent(rel, leafblkno, stack, &pbuf, &poff,
+								  &topparent, &topparentrightsib))
+		return false;
+	if (FbtPivotGetDownLink(_fbt_getitem(rel, pbuf, poff)) != topparent)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("failed to re-find parent key in index \"%s\" for deletion target page %u",
-						RelationGetRelationName(rel), target)));
-	ppage = BufferGetPage(pbuf);
-	poff = stack->fbts_offset;
-	maxoff = PageGetMaxOffsetNumber(ppage);
-	if (poff >= maxoff)
-	{
-		/* the parent's rightmost child: its range ends with the parent's */
-		UnlockReleaseBuffer(pbuf);
-		return false;
-	}
+				 errmsg("downlink %u of block %u in index \"%s\" does not lead to deletion target page %u",
+						poff, BufferGetBlockNumber(pbuf),
+						RelationGetRelationName(rel), topparent)));
 	if (FbtPivotGetDownLink(_fbt_getitem(rel, pbuf, OffsetNumberNext(poff))) !=
-		rightsib)
+		topparentrightsib)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("right sibling %u of block %u is not next child %u of block %u in index \"%s\"",
-						rightsib, target,
+						topparentrightsib, topparent,
 						FbtPivotGetDownLink(_fbt_getitem(rel, pbuf,
 														 OffsetNumberNext(poff))),
 						BufferGetBlockNumber(pbuf),
 						RelationGetRelationName(rel))));
 
 	/* serializable transactions' page locks follow the range right */
-	PredicateLockPageCombine(rel, target, rightsib);
+	PredicateLockPageCombine(rel, leafblkno, rightsib);
 
 	_fbt_wal_start(&wal, rel);
 	pimg = _fbt_wal_register(&wal, pbuf, false);
 	limg = _fbt_wal_register(&wal, leafbuf, false);
 	FbtPivotSetDownLink((IndexTuple) PageGetItem(pimg,
 												 PageGetItemId(pimg, poff)),
-						rightsib);
+						topparentrightsib);
 	PageIndexTupleDelete(pimg, OffsetNumberNext(poff));
 	FbtPageGetOpaque(limg)->fbto_flags |= FBTP_HALF_DEAD;
+	_fbt_set_top_parent(limg, topparent == leafblkno ? InvalidBlockNumber :
+						topparent);
 	START_CRIT_SECTION();
 	_fbt_wal_finish(&wal);
 	END_CRIT_SECTION();
@@ -222,26 +334,66 @@ _fbt_mark_halfdead(Relation rel, Buffer leafbuf, FbtStack stack,
 }
 
 /*
- * Step 2: unlink the half-dead leaf leafbuf (exclusively locked on entry,
- * pinned and unlocked on return) from its siblings and mark it deleted.
+ * Step 2, once: unlink the top page of the half-dead leaf's subtree (the
+ * internal page its top-parent link names, else the leaf itself) from its
+ * siblings and mark it deleted; when that page is internal, the leaf's
+ * link moves down to its only child (InvalidBlockNumber when that child
+ * is the leaf).  leafbuf: the half-dead leaf, pinned and exclusively
+ * locked on entry, pinned and unlocked on return.  stats: pages_deleted
+ * counts the page if the physical-order scan, now at the leaf, has passed
+ * it (a page further on is counted when the scan gets there), and
+ * pages_newly_deleted counts it.
  */
 static void
 _fbt_unlink_halfdead(Relation rel, Buffer leafbuf,
 					 IndexBulkDeleteResult *stats)
 {
-	BlockNumber target = BufferGetBlockNumber(leafbuf);
-	FbtPageOpaque opaque = FbtPageGetOpaque(BufferGetPage(leafbuf));
-	BlockNumber leftsib = opaque->fbto_prev;
+	BlockNumber leafblkno = BufferGetBlockNumber(leafbuf);
+	Page		leafpage = BufferGetPage(leafbuf);
+	FbtPageOpaque opaque = FbtPageGetOpaque(leafpage);
+	BlockNumber target = _fbt_get_top_parent(rel, leafbuf);
+	BlockNumber leftsib;
 	BlockNumber rightsib;
+	BlockNumber leaftopparent = InvalidBlockNumber;
+	uint32		targetlevel;
+	Buffer		buf;
 	Buffer		lbuf = InvalidBuffer;
 	Buffer		rbuf;
+	Page		page;
 	FbtWal		wal;
 	Page		timg;
 	Page		rimg;
 	FbtDeletedPageData deleted;
 
-	/* lock left to right: the left sibling first */
 	LockBuffer(leafbuf, BUFFER_LOCK_UNLOCK);
+	CHECK_FOR_INTERRUPTS();
+
+	if (target == InvalidBlockNumber)
+	{
+		target = leafblkno;
+		buf = leafbuf;
+		leftsib = opaque->fbto_prev;
+		targetlevel = 0;
+	}
+	else
+	{
+		buf = _fbt_getbuf(rel, target, FBT_READ);
+		opaque = FbtPageGetOpaque(BufferGetPage(buf));
+		leftsib = opaque->fbto_prev;
+		targetlevel = opaque->fbto_level;
+		if (P_ISLEAF(opaque) || targetlevel == 0 || P_IGNORE(opaque) ||
+			(opaque->fbto_flags & FBTP_META))
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("top parent %u of half-dead block %u in index \"%s\" is not a live internal page",
+							target, leafblkno, RelationGetRelationName(rel))));
+		/* no lock on it while the left sibling is locked */
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		LockBuffer(leafbuf, BUFFER_LOCK_EXCLUSIVE);
+		_fbt_checkpage(rel, leafbuf);
+	}
+
+	/* lock left to right: the left sibling first */
 	if (leftsib != P_NONE)
 	{
 		lbuf = _fbt_getbuf(rel, leftsib, FBT_WRITE);
@@ -249,11 +401,12 @@ _fbt_unlink_halfdead(Relation rel, Buffer leafbuf,
 		{
 			FbtPageOpaque lopaque = FbtPageGetOpaque(BufferGetPage(lbuf));
 
-			if (lopaque->fbto_next == target)
+			if (lopaque->fbto_next == target && !P_ISDELETED(lopaque))
 				break;
 			/* the left sibling split meanwhile: its right half is between */
-			if (P_RIGHTMOST(lopaque) ||
-				BufferGetBlockNumber(lbuf) == target)
+			if (P_RIGHTMOST(lopaque) || P_ISDELETED(lopaque) ||
+				BufferGetBlockNumber(lbuf) == target ||
+				lopaque->fbto_level != targetlevel)
 				ereport(ERROR,
 						(errcode(ERRCODE_INDEX_CORRUPTED),
 						 errmsg("could not find left sibling of block %u in index \"%s\"",
@@ -263,15 +416,42 @@ _fbt_unlink_halfdead(Relation rel, Buffer leafbuf,
 		}
 		leftsib = BufferGetBlockNumber(lbuf);
 	}
-	LockBuffer(leafbuf, BUFFER_LOCK_EXCLUSIVE);
-	_fbt_checkpage(rel, leafbuf);
-	opaque = FbtPageGetOpaque(BufferGetPage(leafbuf));
-	if (!P_ISHALFDEAD(opaque) || opaque->fbto_prev != leftsib)
+
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	_fbt_checkpage(rel, buf);
+	page = BufferGetPage(buf);
+	opaque = FbtPageGetOpaque(page);
+	if (opaque->fbto_prev != leftsib)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("half-dead block %u of index \"%s\" has left-link %u, but its left sibling is %u",
+				 errmsg("deletion target block %u of index \"%s\" has left-link %u, but its left sibling is %u",
 						target, RelationGetRelationName(rel),
 						opaque->fbto_prev, leftsib)));
+	if (target == leafblkno)
+	{
+		if (!P_ISHALFDEAD(opaque) || P_RIGHTMOST(opaque) ||
+			PageGetMaxOffsetNumber(page) >= P_FIRSTDATAKEY(opaque))
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("half-dead block %u of index \"%s\" changed under VACUUM",
+							target, RelationGetRelationName(rel))));
+	}
+	else
+	{
+		/* a page of the chain: one downlink, to the next page down */
+		if (P_ISLEAF(opaque) || P_IGNORE(opaque) || P_RIGHTMOST(opaque) ||
+			P_ISROOT(opaque) || opaque->fbto_level != targetlevel ||
+			PageGetMaxOffsetNumber(page) != P_FIRSTDATAKEY(opaque))
+			ereport(ERROR,
+					(errcode(ERRCODE_INDEX_CORRUPTED),
+					 errmsg("internal deletion target block %u of index \"%s\" is not a page with a single downlink",
+							target, RelationGetRelationName(rel))));
+		leaftopparent = FbtPivotGetDownLink(_fbt_getitem(rel, buf,
+														 P_FIRSTDATAKEY(opaque)));
+		if (leaftopparent == leafblkno)
+			leaftopparent = InvalidBlockNumber;
+	}
+
 	rightsib = opaque->fbto_next;
 	rbuf = _fbt_getbuf(rel, rightsib, FBT_WRITE);
 	if (FbtPageGetOpaque(BufferGetPage(rbuf))->fbto_prev != target)
@@ -292,10 +472,17 @@ _fbt_unlink_halfdead(Relation rel, Buffer leafbuf,
 
 		FbtPageGetOpaque(limg)->fbto_next = rightsib;
 	}
-	timg = _fbt_wal_register(&wal, leafbuf, false);
+	timg = _fbt_wal_register(&wal, buf, false);
 	rimg = _fbt_wal_register(&wal, rbuf, false);
 	FbtPageGetOpaque(rimg)->fbto_prev = leftsib;
-	_fbt_pageinit(timg, 0, FBTP_LEAF | FBTP_DELETED);
+	if (target != leafblkno)
+	{
+		Page		leafimg = _fbt_wal_register(&wal, leafbuf, false);
+
+		_fbt_set_top_parent(leafimg, leaftopparent);
+	}
+	_fbt_pageinit(timg, targetlevel,
+				  FBTP_DELETED | (targetlevel == 0 ? FBTP_LEAF : 0));
 	FbtPageGetOpaque(timg)->fbto_prev = leftsib;
 	FbtPageGetOpaque(timg)->fbto_next = rightsib;
 	if (PageAddItem(timg, (Item) &deleted, sizeof(deleted), P_HIKEY,
@@ -312,26 +499,35 @@ _fbt_unlink_halfdead(Relation rel, Buffer leafbuf,
 	if (BufferIsValid(lbuf))
 		UnlockReleaseBuffer(lbuf);
 	UnlockReleaseBuffer(rbuf);
+	if (target != leafblkno)
+		UnlockReleaseBuffer(buf);
 	LockBuffer(leafbuf, BUFFER_LOCK_UNLOCK);
 
-	stats->pages_deleted++;
+	/* a page the scan has yet to reach is counted when it gets there */
+	if (target <= leafblkno)
+		stats->pages_deleted++;
 	stats->pages_newly_deleted++;
 }
 
 /*
- * _fbt_pagedel() -- delete the leaf leafbuf if it is empty (or half-dead,
- * left so by a crash between the two steps) and deletable.
+ * _fbt_pagedel() -- delete the leaf leafbuf if it is empty (or finish its
+ * deletion if it is half-dead, left so by a crash), with the internal
+ * pages above it that have no other child.
  *
- * rel: the index; leafbuf: a leaf VACUUM has just cleaned, pinned and
- * exclusively (or cleanup-) locked; on return pinned and unlocked, the
- * caller releases it.  stats: VACUUM's, whose pages_deleted and
- * pages_newly_deleted count the page if it was deleted.  A leaf that is
- * not empty, rightmost, the root, part of an unfinished split, or the
- * rightmost child of its parent is left alone.  Takes the page locks the
- * file header lists, never more than three at once.  Algorithm: nbtree
- * README "Page Deletion" (_bt_pagedel, leaves only).  Errors:
- * ERRCODE_INDEX_CORRUPTED when parent or sibling links contradict each
- * other, and those of WAL insertion.
+ * rel: the index; leafbuf: a leaf VACUUM's physical-order scan has just
+ * cleaned, pinned and exclusively (or cleanup-) locked; on return pinned
+ * and unlocked, the caller releases it.  stats: VACUUM's; pages_deleted
+ * counts each page deleted at or before the leaf's block (pages further
+ * on are counted when the scan reaches them), pages_newly_deleted every
+ * page deleted.  A leaf that is not empty, rightmost, the root, part of an
+ * unfinished split, or whose right sibling is half-dead is left alone, and
+ * so is one whose subtree is the rightmost child of a parent that cannot
+ * go too (_fbt_lock_subtree_parent()).  Takes the page locks the file
+ * header lists, never more than four at once, leaf first, then upwards,
+ * left to right within a level.  Algorithm: nbtree README "Page Deletion"
+ * (_bt_pagedel, _bt_mark_page_halfdead, _bt_unlink_halfdead_page).
+ * Errors: ERRCODE_INDEX_CORRUPTED when parent or sibling links contradict
+ * each other, and those of WAL insertion.
  */
 void
 _fbt_pagedel(Relation rel, Buffer leafbuf, IndexBulkDeleteResult *stats)
@@ -339,6 +535,9 @@ _fbt_pagedel(Relation rel, Buffer leafbuf, IndexBulkDeleteResult *stats)
 	Page		page = BufferGetPage(leafbuf);
 	FbtPageOpaque opaque = FbtPageGetOpaque(page);
 	BlockNumber target = BufferGetBlockNumber(leafbuf);
+#ifdef USE_ASSERT_CHECKING
+	int			unlinks = 0;
+#endif
 
 	if (!P_ISHALFDEAD(opaque))
 	{
@@ -389,11 +588,24 @@ _fbt_pagedel(Relation rel, Buffer leafbuf, IndexBulkDeleteResult *stats)
 #ifdef USE_ASSERT_CHECKING
 		if (fbt_debug_pagedel_halfdead_only)
 		{
-			/* as a crash between the two steps leaves it (tests) */
+			/* as a crash between the steps leaves it (tests) */
 			LockBuffer(leafbuf, BUFFER_LOCK_UNLOCK);
 			return;
 		}
 #endif
 	}
-	_fbt_unlink_halfdead(rel, leafbuf, stats);
+
+	/* unlink the subtree from the top down; the leaf goes last */
+	while (P_ISHALFDEAD(opaque))
+	{
+#ifdef USE_ASSERT_CHECKING
+		if (fbt_debug_pagedel_unlinks >= 0 &&
+			unlinks++ >= fbt_debug_pagedel_unlinks)
+			break;
+#endif
+		_fbt_unlink_halfdead(rel, leafbuf, stats);
+		LockBuffer(leafbuf, BUFFER_LOCK_EXCLUSIVE);
+		_fbt_checkpage(rel, leafbuf);
+	}
+	LockBuffer(leafbuf, BUFFER_LOCK_UNLOCK);
 }

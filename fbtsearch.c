@@ -293,9 +293,12 @@ _fbt_push(FbtStack stack, BlockNumber blkno, OffsetNumber offnum)
  * Internal pages are read one at a time: without a lock when
  * fastbtree.optimistic_reads is on, recovery is not in progress and every
  * key column is a fixed-width machine comparison (validated by the page
- * version; README.design, "Optimistic reads"), else share-locked.  Raises
- * ERRCODE_INDEX_CORRUPTED when a downlink or right-link leads to a page
- * of the wrong level.
+ * version; README.design, "Optimistic reads"), else share-locked.  A
+ * deleted or half-dead page met on any level (reached through a link read
+ * before its deletion) is stepped over to its right sibling, which took
+ * over its range (README.design, "Deleted internal pages and the lock-free
+ * descent").  Raises ERRCODE_INDEX_CORRUPTED when a downlink or right-link
+ * leads to a page of the wrong level.
  *
  * Move-right test (Lehman & Yao).  A page whose high key is < key (<= key
  * with nextkey) cannot hold key: a split moved that range right.  Where
@@ -424,12 +427,14 @@ restart:
 		opaque = FbtPageGetOpaque(page);
 		blkno = BufferGetBlockNumber(pos.buf);
 
-		if (level == 0 && P_IGNORE(opaque))
+		if (P_IGNORE(opaque))
 		{
-			/* a deleted or half-dead leaf: its range went right */
+			/* a deleted or half-dead page: its range went right */
 			_fbt_ignored_page_not_rightmost(rel, blkno, opaque);
-			_fbt_desc_goto(rel, pins, &pos, opaque->fbto_next, 0, access,
-						   blkno);
+			_fbt_desc_goto(rel, pins, &pos, opaque->fbto_next, level,
+						   level == 0 ? access :
+						   unlocked ? FBT_NOLOCK : FBT_READ, blkno);
+			fromblk = blkno;
 			continue;
 		}
 
@@ -493,8 +498,8 @@ restart:
  * level: 0 for leaves.  pins: the scan's lifetime pins, or NULL.  Returns
  * the page pinned and share-locked (a leaf is never one of pins; a caller
  * asking for an internal level passes NULL), or InvalidBuffer if the index
- * is empty.  Internal pages on the way are share-locked one at a time.
- * Raises ERRCODE_INDEX_CORRUPTED if the tree has no such level or a link
+ * is empty.  Internal pages on the way are share-locked one at a time;
+ * deleted and half-dead pages on any level are stepped over.  Raises ERRCODE_INDEX_CORRUPTED if the tree has no such level or a link
  * leads to the wrong level.
  */
 Buffer
@@ -528,9 +533,9 @@ _fbt_get_endpoint(Relation rel, uint32 level, bool rightmost,
 			continue;
 		}
 
-		if (curlevel == level && P_IGNORE(opaque))
+		if (P_IGNORE(opaque))
 		{
-			/* a deleted or half-dead leaf: step over it */
+			/* a deleted or half-dead page: step over it */
 			_fbt_ignored_page_not_rightmost(rel, BufferGetBlockNumber(pos.buf),
 											opaque);
 			_fbt_desc_goto(rel, pins, &pos, opaque->fbto_next, curlevel,

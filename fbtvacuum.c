@@ -226,8 +226,9 @@ _fbt_nothing_dead(ItemPointer itemptr, void *state)
  *
  * stats: NULL on the first call of a VACUUM, else the previous result.
  * Takes a cleanup lock on each leaf in turn (waiting for scans pinned on
- * it), and deletes the leaves it leaves empty (fbtpagedel.c, which locks
- * their parent and siblings); holds no lock on return.  Returns the
+ * it), and deletes the leaves it leaves empty with the internal pages
+ * left without a child (fbtpagedel.c, which locks their parents and
+ * siblings); holds no lock on return.  Returns the
  * (possibly new) statistics, pages_deleted and pages_newly_deleted
  * included.
  * Also used by CREATE INDEX CONCURRENTLY's validation, whose callback sees

@@ -37,8 +37,9 @@
 # lock-free descent switched off (fastbtree.recent_buffers, scan_pins,
 # optimistic_reads); a test that sets one of them itself wins.
 #
-# --save-results DIR copies pg_regress's outputs (results/*.out) to DIR, to
-# update an expected file after a deliberate change (review the diff).
+# --save-results DIR copies pg_regress's outputs (results/*.out) to DIR and
+# the isolation tests' to DIR/isolation, to update an expected file after a
+# deliberate change (review the diff).
 #
 # The last line of output is "N passed, N failed", counting pg_regress and
 # isolation tests, TAP test files and (in a full run) one check that every
@@ -406,6 +407,11 @@ main()
 	fi
 	if [ "$nisolation" -gt 0 ]; then
 		run_pg_regress_suite isolation "$nisolation" "$WORK/src/output_iso/regression.diffs" REGRESS= TAP_TESTS= "${isolation_vars[@]}"
+		if [ -n "$SAVE_RESULTS" ] && [ -d "$WORK/src/output_iso/results" ]; then
+			mkdir -p "$SAVE_RESULTS/isolation" &&
+				cp "$WORK"/src/output_iso/results/*.out "$SAVE_RESULTS"/isolation/ &&
+				log "isolation outputs copied to $SAVE_RESULTS/isolation"
+		fi
 	else
 		log "no isolation tests (specs/*.spec)"
 	fi

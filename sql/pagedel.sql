@@ -205,6 +205,125 @@ SELECT all_rows('qf', true) = all_rows('qf', false) AS same_as_seqscan,
 	all_rows('qf', true) = all_rows('qb', true) AS same_as_btree;
 SELECT fastbtree_check('qf_k', true);
 
+--
+-- Whole subtrees (nbtree README, "Page Deletion"): with keys of about 650
+-- incompressible bytes a page holds about ten, so 4,000 rows make a tree
+-- of four levels.  Deleting most of the key range empties whole subtrees:
+-- VACUUM deletes their leaves and the internal pages left without a
+-- child (a subtree's top page goes with its leaf, handed over in one
+-- half-dead step), as btree does: the same pages on every level.  Scans
+-- step over them, and reinserts rebuild the range, reusing pages deleted
+-- on every level.
+--
+CREATE EXTENSION pageinspect SCHEMA fbt_pagedel;
+CREATE FUNCTION wide(i int) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+	SELECT lpad(i::text, 6, '0') ||
+		(SELECT string_agg(md5(i::text || j::text), '') FROM generate_series(1, 20) j)
+$$;
+-- pages of an index by level, live or deleted: 'level:kind:count ...'
+CREATE FUNCTION fbt_levels(idx regclass) RETURNS text
+LANGUAGE sql AS $$
+	SELECT string_agg(level || ':' || kind || ':' || n, ' ' ORDER BY level, kind)
+	FROM (SELECT s.level, CASE WHEN s.type = 'd' THEN 'deleted' ELSE 'live' END AS kind,
+			count(*) AS n
+		  FROM generate_series(1, npages(idx) - 1) b,
+			LATERAL fastbtree_page_stats(idx, b) s
+		  GROUP BY 1, 2) t
+$$;
+CREATE FUNCTION bt_levels(idx regclass) RETURNS text
+LANGUAGE sql AS $$
+	SELECT string_agg(level || ':' || kind || ':' || n, ' ' ORDER BY level, kind)
+	FROM (SELECT s.btpo_level AS level,
+			CASE WHEN s.type IN ('d', 'D') THEN 'deleted' ELSE 'live' END AS kind,
+			count(*) AS n
+		  FROM generate_series(1, npages(idx) - 1) b,
+			LATERAL bt_page_stats(idx::text, b::int) s
+		  GROUP BY 1, 2) t
+$$;
+CREATE TABLE tf (k text) WITH (autovacuum_enabled = off);
+CREATE TABLE tb (k text) WITH (autovacuum_enabled = off);
+INSERT INTO tf SELECT wide(i) FROM generate_series(1, 4000) i;
+INSERT INTO tb SELECT k FROM tf;
+CREATE INDEX tf_k ON tf USING fastbtree (k);
+CREATE INDEX tb_k ON tb USING btree (k);
+SELECT level AS root_level FROM fastbtree_metap('tf_k');
+SELECT fbt_levels('tf_k') = bt_levels('tb_k') AS same_pages_as_btree;
+DELETE FROM tf WHERE k BETWEEN '000500' AND '003000';
+DELETE FROM tb WHERE k BETWEEN '000500' AND '003000';
+VACUUM tf;
+VACUUM tb;
+SELECT fbt_levels('tf_k') AS pages;
+SELECT fbt_levels('tf_k') = bt_levels('tb_k') AS same_pages_as_btree;
+SELECT all_rows('tf', true) = all_rows('tf', false) AS same_as_seqscan,
+	all_rows('tf', true) = all_rows('tb', true) AS same_as_btree;
+SELECT fastbtree_check('tf_k', true);
+-- probes into the deleted range, and a cursor across it both ways
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SET enable_indexonlyscan = off;
+SELECT left(k, 6) FROM tf WHERE k >= '001' ORDER BY k LIMIT 2;
+SELECT left(k, 6) FROM tf WHERE k < '003' ORDER BY k DESC LIMIT 2;
+BEGIN;
+DECLARE ct SCROLL CURSOR FOR SELECT left(k, 6) FROM tf WHERE k > '000490' ORDER BY k;
+FETCH 12 FROM ct;
+FETCH BACKWARD 13 FROM ct;
+COMMIT;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+RESET enable_indexonlyscan;
+-- reinsert the range: a pass after more transactions recycles the pages
+-- deleted on every level, and the splits reuse them
+INSERT INTO tf VALUES ('xid');
+DELETE FROM tf WHERE k = 'xid';
+VACUUM tf;
+TRUNCATE sizes;
+INSERT INTO sizes SELECT npages('tf_k'), ndeleted('tf_k');
+INSERT INTO tf SELECT wide(i) FROM generate_series(500, 3000) i;
+INSERT INTO tb SELECT wide(i) FROM generate_series(500, 3000) i;
+SELECT ndeleted('tf_k') < d0 - 200 AS pages_reused,
+	npages('tf_k') <= npages('tb_k') AS within_btree,
+	fbt_levels('tf_k') ~ '^0:live:\d+ 1:live:\d+ 2:live:\d+ 3:live:1$' AS all_reused
+FROM sizes;
+SELECT all_rows('tf', true) = all_rows('tf', false) AS same_as_seqscan,
+	all_rows('tf', true) = all_rows('tb', true) AS same_as_btree;
+SELECT fastbtree_check('tf_k', true);
+
+--
+-- A crash inside a subtree's deletion (fastbtree.debug_pagedel_unlinks,
+-- builds with assertions: VACUUM stops each deletion after that many
+-- unlink steps): with none, the subtree's parent has lost its downlink
+-- and the leaf, half-dead, names the subtree's top page; with one, the
+-- top page is gone and the leaf names the next one down.  Readers and
+-- inserts find everything, fastbtree_check accepts the pages without a
+-- downlink, and the next VACUUM finishes the deletions.
+--
+CREATE TABLE cf (k text) WITH (autovacuum_enabled = off);
+INSERT INTO cf SELECT wide(i) FROM generate_series(1, 4000) i;
+CREATE INDEX cf_k ON cf USING fastbtree (k);
+DELETE FROM cf WHERE k BETWEEN '000500' AND '003000';
+SET fastbtree.debug_pagedel_unlinks = 0;
+VACUUM cf;
+SELECT page_types('cf_k') ~ 'e:' AS half_dead, fbt_levels('cf_k') ~ ' [12]:deleted' AS internal_deleted;
+SELECT all_rows('cf', true) = all_rows('cf', false) AS same_as_seqscan;
+SELECT fastbtree_check('cf_k', true);
+-- (each pass needs a dead row, else VACUUM skips the index's bulk delete)
+DELETE FROM cf WHERE k = wide(100);
+SET fastbtree.debug_pagedel_unlinks = 1;
+VACUUM (INDEX_CLEANUP ON) cf;
+SELECT page_types('cf_k') ~ 'e:' AS half_dead, fbt_levels('cf_k') ~ ' [12]:deleted' AS internal_deleted;
+SELECT all_rows('cf', true) = all_rows('cf', false) AS same_as_seqscan;
+SELECT fastbtree_check('cf_k', true);
+RESET fastbtree.debug_pagedel_unlinks;
+INSERT INTO cf SELECT wide(i) FROM generate_series(600, 2900, 7) i;
+SELECT all_rows('cf', true) = all_rows('cf', false) AS same_as_seqscan_after_inserts;
+SELECT fastbtree_check('cf_k', true);
+DELETE FROM cf WHERE k = wide(101);
+VACUUM (INDEX_CLEANUP ON) cf;
+SELECT page_types('cf_k') ~ 'e:' AS half_dead_left, fbt_levels('cf_k') ~ ' [12]:deleted' AS internal_deleted;
+SELECT all_rows('cf', true) = all_rows('cf', false) AS same_as_seqscan;
+SELECT fastbtree_check('cf_k', true);
+
 SET client_min_messages = warning;
 \i sql/include/check_all.sql
 DROP SCHEMA fbt_pagedel CASCADE;
