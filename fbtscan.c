@@ -422,6 +422,11 @@ _fbt_saveitem(IndexScanDesc scan, int itemIndex, OffsetNumber offnum,
 	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
 	FbtScanPosItem *item = &so->currPos.items[itemIndex];
 
+	/* the executor must never see offset 0 (asserted in index_getnext_tid) */
+	if (unlikely(ItemPointerGetOffsetNumberNoCheck(&itup->t_tid) ==
+				 InvalidOffsetNumber))
+		_fbt_corrupt_item(scan->indexRelation, so->currPos.buf, offnum,
+						  "The heap TID has offset number 0");
 	item->heapTid = itup->t_tid;
 	item->indexOffset = offnum;
 	if (so->currTuples)
@@ -488,6 +493,10 @@ _fbt_saveposting(IndexScanDesc scan, int first, OffsetNumber offnum,
 		FbtScanPosItem *item = &so->currPos.items[first + j];
 
 		item->heapTid = *FbtTupleGetPostingN(itup, backward ? n - 1 - j : j);
+		if (unlikely(ItemPointerGetOffsetNumberNoCheck(&item->heapTid) ==
+					 InvalidOffsetNumber))
+			_fbt_corrupt_item(scan->indexRelation, so->currPos.buf, offnum,
+							  "A heap TID of the posting list has offset number 0");
 		item->indexOffset = offnum;
 		item->tupleOffset = tupleOffset;
 	}

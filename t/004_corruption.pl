@@ -37,6 +37,20 @@
 # these three crash the backend; the test then waits for the automatic
 # restart instead of hanging, and fails.
 #
+# Last, three indexes over a few keys with hundreds of duplicates each, so
+# that the build makes posting lists, each get one posting list tuple of a
+# leaf damaged:
+#	(l) its first two heap TIDs swapped, out of ascending order,
+#	(m) its TID count (in t_tid's offset number) raised to the smallest
+#		count whose TIDs no longer fit in the tuple,
+#	(n) its last heap TID made invalid (offset number 0).
+# fastbtree_check must report exactly that damage (SQLSTATE XX002, the
+# index name, block and offset), and fastbtree_page_items must show it as
+# written.  A plain index scan and forward and backward index-only scans
+# read the damaged tuple: each must return or raise an error (for (m),
+# XX002 naming the index and the block, since scans bound the TID array by
+# the tuple), and no backend may die.
+#
 # Data checksums are off (init_without_checksums), so the damage is not
 # caught by a checksum failure first.
 
@@ -125,9 +139,21 @@ VACUUM ANALYZE c_k;
 CREATE INDEX c_i_k ON c_i USING fastbtree (k);
 VACUUM ANALYZE c_g;
 VACUUM ANALYZE c_h;
+CREATE TABLE c_l (k int4, v int4);
+INSERT INTO c_l SELECT i % 5, i FROM generate_series(1, 2000) i;
+CREATE TABLE c_m (LIKE c_l);
+CREATE TABLE c_n (LIKE c_l);
+INSERT INTO c_m SELECT * FROM c_l;
+INSERT INTO c_n SELECT * FROM c_l;
+CREATE INDEX c_l_k ON c_l USING fastbtree (k);
+CREATE INDEX c_m_k ON c_m USING fastbtree (k);
+CREATE INDEX c_n_k ON c_n USING fastbtree (k);
+VACUUM ANALYZE c_l;
+VACUUM ANALYZE c_m;
+VACUUM ANALYZE c_n;
 });
 
-for my $index (qw(c_ok_k c_a_k c_b_k c_c_k c_d_k c_e_k c_e2_k c_f_k c_g_k c_h_t c_i_k c_j_k c_k_t))
+for my $index (qw(c_ok_k c_a_k c_b_k c_c_k c_d_k c_e_k c_e2_k c_f_k c_g_k c_h_t c_i_k c_j_k c_k_t c_l_k c_m_k c_n_k))
 {
 	is($node->safe_psql('postgres', "SELECT fastbtree_check('$index', true)"),
 		'', "$index passes fastbtree_check before the damage");
@@ -204,8 +230,53 @@ is($node->safe_psql('postgres', "$force_ios $query_g"),
 is($node->safe_psql('postgres', "$force_ios $query_h"),
 	'5000', '(h) answer before the damage');
 
+# (l), (m), (n): the first posting list tuple of each index in block order
+# (a leaf's, since only leaves hold them), its heap TIDs, and its key, read
+# from the table row of its first TID.  Three TIDs at least, so that (l)
+# and (n) damage different ones.
+my %post;
+for my $index (qw(c_l_k c_m_k c_n_k))
+{
+	my ($table) = $index =~ /^(c_\w)_k$/;
+	my ($blk, $off, $tids, $key) = split /\|/, $node->safe_psql(
+		'postgres', qq{
+SELECT b, i.itemoffset, array_to_string(i.tids, ' '),
+	(SELECT k FROM $table WHERE ctid = i.htid)
+FROM generate_series(1, pg_relation_size('$index') / $BLCKSZ - 1) b,
+	fastbtree_page_items('$index', b) i
+WHERE i.tids IS NOT NULL
+ORDER BY b, i.itemoffset LIMIT 1});
+	my @tids = split / /, $tids // '';
+
+	cmp_ok(scalar(@tids), '>=', 3,
+		"$index has a posting list: block $blk, offset $off, "
+		  . scalar(@tids) . " heap TIDs of key $key");
+	$post{$index} = { blk => $blk, off => $off, tids => \@tids, key => $key };
+}
+
+# Queries that read a posting list of key %2$d through the index of table
+# %1$s: a plain index scan (which fetches the heap rows of its TIDs), and
+# index-only scans in both directions, which copy the TIDs in different
+# orders.
+my @posting_probes = (
+	'SELECT count(*), sum(v) FROM %1$s WHERE k = %2$d',
+	'SELECT count(*), sum(k) FROM (SELECT k FROM %1$s WHERE k >= %2$d ORDER BY k) s',
+	'SELECT count(*), sum(k) FROM (SELECT k FROM %1$s WHERE k <= %2$d ORDER BY k DESC) s'
+);
+my @posting_plans = (
+	qr/Index Scan using c_l_k/,
+	qr/Index Only Scan using c_l_k/,
+	qr/Index Only Scan Backward using c_l_k/);
+for my $i (0 .. $#posting_probes)
+{
+	my $sql = sprintf($posting_probes[$i], 'c_l', $post{c_l_k}{key});
+
+	like($node->safe_psql('postgres', "$force_ios EXPLAIN (COSTS OFF) $sql"),
+		$posting_plans[$i], "(l) to (n) plan of \"$sql\"");
+}
+
 my %file;
-for my $index (qw(c_a_k c_b_k c_c_k c_d_k c_e_k c_e2_k c_f_k c_g_k c_h_t c_i_k c_j_k c_k_t))
+for my $index (qw(c_a_k c_b_k c_c_k c_d_k c_e_k c_e2_k c_f_k c_g_k c_h_t c_i_k c_j_k c_k_t c_l_k c_m_k c_n_k))
 {
 	$file{$index} = $node->data_dir . '/'
 	  . $node->safe_psql('postgres', "SELECT pg_relation_filepath('$index')");
@@ -328,6 +399,56 @@ write_bytes($file{c_j_k}, ($leaf_j + 1) * $BLCKSZ - 24 + 4,
 write_bytes($file{c_k_t}, tuple_pos($file{c_k_t}, $leaf_k, 2) + 8,
 	pack('V', 2 << 2));
 
+# (l), (m), (n): a posting list tuple's t_tid holds the byte offset of its
+# TID array in the block number (bi_hi, bi_lo) and FBT_IS_POSTING (0x2000)
+# plus the TID count in the offset number; t_info's low 13 bits are the
+# tuple's size.  Each TID of the array is bi_hi, bi_lo, ip_posid (uint16
+# each).  Returns the tuple's file position, the array's offset, the
+# count and the size, having checked that the tuple is the posting list
+# fastbtree_page_items showed.
+sub posting_layout
+{
+	my ($index) = @_;
+	my $p = $post{$index};
+	my $t = tuple_pos($file{$index}, $p->{blk}, $p->{off});
+	my ($hi, $lo, $posid, $info) =
+	  unpack('vvvv', read_bytes($file{$index}, $t, 8));
+
+	is($posid & ~0x0FFF, 0x2000, "$index: the item is a posting list");
+	is($posid & 0x0FFF, scalar(@{ $p->{tids} }),
+		"$index: its TID count agrees with fastbtree_page_items");
+	return ($t, ($hi << 16) | $lo, $posid & 0x0FFF, $info & 0x1FFF);
+}
+
+# (l) swap the first two TIDs: the second is now below the first
+{
+	my ($t, $postoff) = posting_layout('c_l_k');
+	my $pair = read_bytes($file{c_l_k}, $t + $postoff, 12);
+
+	write_bytes($file{c_l_k}, $t + $postoff,
+		substr($pair, 6, 6) . substr($pair, 0, 6));
+}
+
+# (m) the smallest count whose TIDs the tuple cannot hold.  The count plus
+# one is not always that: the tuple's size is MAXALIGN'd, and the padding
+# after the array can have room for one more TID.
+{
+	my ($t, $postoff, $n, $size) = posting_layout('c_m_k');
+	my $count = int(($size - $postoff) / 6) + 1;
+
+	write_bytes($file{c_m_k}, $t + 4, pack('v', 0x2000 | $count));
+	@{ $post{c_m_k} }{qw(postoff size count)} = ($postoff, $size, $count);
+}
+
+# (n) the offset number of the last TID, 0: InvalidOffsetNumber.  Its block
+# stays, so the TID still sorts after its predecessor whenever the two are
+# in different heap blocks; only the validity check can catch it then.
+{
+	my ($t, $postoff, $n) = posting_layout('c_n_k');
+
+	write_bytes($file{c_n_k}, $t + $postoff + 6 * ($n - 1) + 4, pack('v', 0));
+}
+
 $node->start;
 
 # Shared buffers are cold now.  fastbtree_check reads the index through one
@@ -394,6 +515,58 @@ check_fails(
 	qr/index "c_f_k" is corrupted/,
 	qr/Block $root_f, offset 1: invalid pivot tuple attribute count word 0x1000/,
 	'(f) heap-TID flag on a short pivot');
+
+# (l) to (n): the details end at the TID number or the size, so that a
+# longer number in the message does not match too.
+my ($blk_l, $off_l) = @{ $post{c_l_k} }{qw(blk off)};
+check_fails(
+	'c_l_k',
+	qr/index "c_l_k" is corrupted/,
+	qr/Block $blk_l, offset $off_l: posting list heap TIDs are not in strictly ascending order at TID 1$/m,
+	'(l) posting list TIDs swapped');
+my ($blk_m, $off_m, $postoff_m, $size_m, $count_m) =
+  @{ $post{c_m_k} }{qw(blk off postoff size count)};
+check_fails(
+	'c_m_k',
+	qr/index "c_m_k" is corrupted/,
+	qr/Block $blk_m, offset $off_m: invalid posting list: $count_m heap TIDs at offset $postoff_m in a tuple of $size_m bytes$/m,
+	'(m) posting list TID count beyond the tuple');
+my ($blk_n, $off_n) = @{ $post{c_n_k} }{qw(blk off)};
+my $last_n = $#{ $post{c_n_k}{tids} };
+check_fails(
+	'c_n_k',
+	qr/index "c_n_k" is corrupted/,
+	qr/Block $blk_n, offset $off_n: posting list heap TID $last_n is invalid$/m,
+	'(n) invalid posting list TID');
+
+# fastbtree_page_items shows the damage as it was meant: (l) the TIDs in
+# the swapped order, (m) no TIDs at all, as the array would overrun the
+# tuple, (n) the last TID with offset number 0.
+sub posting_tids
+{
+	my ($index) = @_;
+	my $p = $post{$index};
+
+	return $node->safe_psql('postgres',
+		"SELECT coalesce(array_to_string(tids, ' '), 'none') FROM fastbtree_page_items('$index', $p->{blk}) WHERE itemoffset = $p->{off}"
+	);
+}
+{
+	my @tids = @{ $post{c_l_k}{tids} };
+
+	@tids[ 0, 1 ] = @tids[ 1, 0 ];
+	is(posting_tids('c_l_k'), "@tids",
+		'(l) fastbtree_page_items shows the first two TIDs swapped');
+}
+is(posting_tids('c_m_k'), 'none',
+	'(m) fastbtree_page_items shows no TIDs for the overrunning array');
+{
+	my @tids = @{ $post{c_n_k}{tids} };
+
+	$tids[-1] =~ s/,\d+\)$/,0)/;
+	is(posting_tids('c_n_k'), "@tids",
+		'(n) fastbtree_page_items shows offset number 0 in the last TID');
+}
 
 is($node->safe_psql('postgres', "SELECT fastbtree_check('c_ok_k', true)"),
 	'', 'the undamaged index still passes');
@@ -490,9 +663,24 @@ for my $index (qw(c_a_k c_b_k c_c_k c_d_k))
 		"$index answers correctly after REINDEX");
 }
 
+# The query $name ran after the log had $logstart bytes: no backend may
+# have died since.  A crashed backend makes the postmaster restart every
+# session (restart_after_crash): wait for it before the next query.
+sub no_crash_since
+{
+	my ($name, $logstart) = @_;
+
+	ok($node->poll_query_until('postgres', 'SELECT 1', '1'),
+		"$name: the server accepts connections");
+	my $log = substr(slurp_file($node->logfile), $logstart);
+	unlike($log, qr/terminated by signal|TRAP:|PANIC/,
+		"$name: no backend crashed");
+	is($node->safe_psql('postgres', 'SELECT count(*) FROM c_ok WHERE k < 100'),
+		'99', "$name: a new session runs a query");
+}
+
 # Item 3: each query must raise XX002 naming the index and the block, and
-# its backend must survive.  A crashed backend makes the postmaster restart
-# every session (restart_after_crash): wait for it before the next query.
+# its backend must survive.
 sub damaged_query_fails
 {
 	my ($name, $index, $blk, $sql) = @_;
@@ -510,13 +698,7 @@ sub damaged_query_fails
 		"$name: the query fails with XX002 naming index $index");
 	like(($errline // '') . ' ' . ($detail // ''), qr/\bblock $blk\b/i,
 		"$name: the error names block $blk");
-	ok($node->poll_query_until('postgres', 'SELECT 1', '1'),
-		"$name: the server accepts connections");
-	my $log = substr(slurp_file($node->logfile), $logstart);
-	unlike($log, qr/terminated by signal|TRAP:|PANIC/,
-		"$name: no backend crashed");
-	is($node->safe_psql('postgres', 'SELECT count(*) FROM c_ok WHERE k < 100'),
-		'99', "$name: a new session runs a query");
+	no_crash_since($name, $logstart);
 }
 
 damaged_query_fails('(g) tuple size 8191, index-only scan',
@@ -543,6 +725,52 @@ damaged_query_fails('(k) varlena length shorter than its header',
 			"SELECT pg_relation_size('c_j_k') / $BLCKSZ"),
 		$pages_j, '(j) the index did not grow');
 }
+
+# (l), (n): the scans need not see the damage (nbtree's check neither the
+# order nor the validity of posting list TIDs), but whatever they make of
+# it, they must return or raise an error, and no backend may die.  For (n)
+# that rules out handing the invalid TID to the executor on a server built
+# with assertions: index_getnext_tid() asserts that every TID an index
+# returns is valid.  (m): a TID array overrunning its tuple would make them
+# read beyond it, so they must fail with XX002 naming the index and the
+# block.  Returns, per query, what it did.
+sub posting_probe
+{
+	my ($name, $table, $key) = @_;
+	my @seen;
+
+	for my $q (@posting_probes)
+	{
+		my $sql = sprintf($q, $table, $key);
+		my $logstart = -s $node->logfile;
+		my ($ret, $out, $err) = $node->psql(
+			'postgres', "\\set VERBOSITY verbose\n$force_index $sql",
+			on_error_stop => 1,
+			timeout => $PostgreSQL::Test::Utils::timeout_default);
+		my ($errline) = $err =~ /(ERROR:[^\n]*)/;
+
+		ok($ret == 0 || ($ret == 3 && defined $errline),
+			"$name: \"$sql\" returns or raises an error")
+		  or diag("psql exit $ret: $err");
+		push @seen, $ret == 0 ? "returned [$out]" : $errline // "psql exit $ret";
+		no_crash_since("$name: \"$sql\"", $logstart);
+	}
+	diag("$name: queries through the index: " . join('; ', @seen));
+	return @seen;
+}
+
+posting_probe('(l) posting list TIDs swapped', 'c_l', $post{c_l_k}{key});
+{
+	my @seen = posting_probe('(m) posting list TID count beyond the tuple',
+		'c_m', $post{c_m_k}{key});
+
+	for my $i (0 .. $#seen)
+	{
+		like($seen[$i], qr/^ERROR:  XX002: .*index "c_m_k".*\bblock $blk_m\b/,
+			"(m) query $i fails with XX002 naming index c_m_k and block $blk_m");
+	}
+}
+posting_probe('(n) invalid posting list TID', 'c_n', $post{c_n_k}{key});
 
 $node->stop;
 done_testing();
