@@ -107,7 +107,7 @@ _PG_init(void)
 							 0,
 							 NULL, NULL, NULL);
 	DefineCustomIntVariable("fastbtree.debug_pagedel_unlinks",
-							"Testing only: VACUUM's page deletion stops after this many unlink steps of one deleted subtree, as a crash between them would leave it.",
+							"Testing only: VACUUM's page deletion stops after this many unlink steps each time it works on a half-dead leaf, as a crash between them would leave it.",
 							"-1 (the default) sets no limit.  Exists only in builds with assertions.",
 							&fbt_debug_pagedel_unlinks,
 							-1, -1, INT_MAX,

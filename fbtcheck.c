@@ -699,24 +699,42 @@ _fbtc_check_downlink(FbtCheckState *state, FbtDownlinkCursor *cur,
 }
 
 /*
- * Whether a leaf's left-link leftblk, which disagrees with the walk's
- * previous page prevblk (P_NONE at the level's left end), is explained by
- * page deletion: leftblk is half-dead (still linked, but without a
- * downlink, so a walk starting from the parent's downlinks can begin right
- * of it), or deleted since the walk read it, after which the page's
- * left-link is the deleted page's own left-link.
+ * Whether the left-link leftblk of a page on level, which disagrees with
+ * the walk's previous page prevblk (P_NONE at the level's left end), is
+ * explained by page deletion: leftblk and the pages left of it up to
+ * prevblk are all pages without a downlink that a walk starting from the
+ * parent level's downlinks can begin right of: half-dead leaves, the
+ * internal pages of a subtree being deleted (_fbtc_deletion_chain()), or
+ * pages deleted since.  amcheck accepts the same (a leftmost page whose
+ * left siblings are all half-dead).
  */
 static bool
 _fbtc_left_is_ignored(FbtCheckState *state, BlockNumber leftblk,
-					  BlockNumber prevblk)
+					  BlockNumber prevblk, uint32 level)
 {
-	FbtPageOpaque lopaque;
+	int			hops = 0;
 
-	if (leftblk == P_NONE)
-		return false;
-	lopaque = FbtPageGetOpaque(_fbtc_getpage(state, leftblk));
-	if (P_ISHALFDEAD(lopaque))
-		return prevblk == P_NONE || lopaque->fbto_prev == prevblk;
+	while (leftblk != P_NONE && leftblk != prevblk && hops++ < 100000)
+	{
+		Page		page = _fbtc_getpage(state, leftblk);
+		FbtPageOpaque lopaque = FbtPageGetOpaque(page);
+		bool		ignorable;
+		BlockNumber further = lopaque->fbto_prev;
+
+		if ((lopaque->fbto_flags & FBTP_META) || lopaque->fbto_level != level)
+			ignorable = false;
+		else if (P_ISDELETED(lopaque) || P_ISHALFDEAD(lopaque))
+			ignorable = true;
+		else
+			ignorable = level > 0 && _fbtc_deletion_chain(state, leftblk);
+		pfree(page);
+		if (!ignorable)
+			return false;
+		if (further == prevblk)
+			return true;
+		leftblk = further;
+		CHECK_FOR_INTERRUPTS();
+	}
 	return false;
 }
 
@@ -793,8 +811,7 @@ _fbtc_check_level(FbtCheckState *state, BlockNumber leftmost, uint32 level,
 			corrupt(state, blkno, 0, "leaf flag disagrees with level %u", level);
 
 		if (opaque->fbto_prev != prevblk &&
-			!(level == 0 && _fbtc_left_is_ignored(state, opaque->fbto_prev,
-												  prevblk)))
+			!_fbtc_left_is_ignored(state, opaque->fbto_prev, prevblk, level))
 		{
 			/* the left page may have split after we read it: look again */
 			Page		lpage;
@@ -804,11 +821,15 @@ _fbtc_check_level(FbtCheckState *state, BlockNumber leftmost, uint32 level,
 						"leftmost page of level %u has left-link %u",
 						level, opaque->fbto_prev);
 			lpage = _fbtc_getpage(state, prevblk);
-			if (P_ISDELETED(FbtPageGetOpaque(lpage)) &&
-				FbtPageGetOpaque(lpage)->fbto_next == blkno &&
-				FbtPageGetOpaque(lpage)->fbto_prev == opaque->fbto_prev)
+			if (P_ISDELETED(FbtPageGetOpaque(lpage)))
 			{
-				/* prevblk, half-dead when read, was unlinked since */
+				/*
+				 * prevblk (and maybe pages after it that the walk stepped
+				 * over as deleted) was unlinked since the walk read it: the
+				 * page's left-link now points left of it, and the links
+				 * prevblk kept lead to pages deleted with it, never back
+				 * here; nothing is left to compare with.
+				 */
 			}
 			else if (FbtPageGetOpaque(lpage)->fbto_next != blkno)
 			{
@@ -824,8 +845,7 @@ _fbtc_check_level(FbtCheckState *state, BlockNumber leftmost, uint32 level,
 						opaque->fbto_prev, prevblk);
 		}
 		if (blkno == leftmost && !P_LEFTMOST(opaque) &&
-			!(level == 0 && _fbtc_left_is_ignored(state, opaque->fbto_prev,
-												  P_NONE)))
+			!_fbtc_left_is_ignored(state, opaque->fbto_prev, P_NONE, level))
 			corrupt(state, blkno, 0, "leftmost page of level %u has a left sibling",
 					level);
 

@@ -188,6 +188,16 @@ fuzz_read_pages(FuzzState *st)
 			BlockNumber next;
 			bool		hasnulls = false;
 
+			/* deleted since its left sibling's right-link was read: skip */
+			if (P_IGNORE(opaque))
+			{
+				_fbt_ignored_page_not_rightmost(st->rel,
+												BufferGetBlockNumber(buf),
+												opaque);
+				buf = _fbt_relandgetbuf(st->rel, buf, opaque->fbto_next,
+										FBT_READ);
+				continue;
+			}
 			if (st->npages == cap)
 			{
 				cap *= 2;

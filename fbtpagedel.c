@@ -197,7 +197,9 @@ _fbt_find_parent_stack(Relation rel, IndexTuple hikey)
  * last one of several, or the parent is rightmost, or its left sibling's
  * split into it is unfinished).  Only the subtree's parent stays locked:
  * none of the pages below can gain a downlink while the caller holds the
- * empty leaf locked.  ERRCODE_INDEX_CORRUPTED if the downlink is nowhere.
+ * empty leaf locked.  A downlink found nowhere is logged (LOG,
+ * ERRCODE_INDEX_CORRUPTED) and the subtree left alone, as nbtree does, so
+ * that VACUUM goes on.
  */
 static bool
 _fbt_lock_subtree_parent(Relation rel, BlockNumber child, FbtStack stack,
@@ -218,10 +220,14 @@ _fbt_lock_subtree_parent(Relation rel, BlockNumber child, FbtStack stack,
 
 	pbuf = _fbt_getstackbuf(rel, stack, child);
 	if (!BufferIsValid(pbuf))
-		ereport(ERROR,
+	{
+		/* damage: leave the subtree, and let VACUUM go on (as nbtree) */
+		ereport(LOG,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("failed to re-find parent key in index \"%s\" for deletion target page %u",
 						RelationGetRelationName(rel), child)));
+		return false;
+	}
 	parent = stack->fbts_blkno;
 	poff = stack->fbts_offset;
 	page = BufferGetPage(pbuf);
@@ -339,19 +345,25 @@ _fbt_mark_halfdead(Relation rel, Buffer leafbuf, FbtStack stack,
  * siblings and mark it deleted; when that page is internal, the leaf's
  * link moves down to its only child (InvalidBlockNumber when that child
  * is the leaf).  leafbuf: the half-dead leaf, pinned and exclusively
- * locked on entry, pinned and unlocked on return.  stats: pages_deleted
- * counts the page if the physical-order scan, now at the leaf, has passed
- * it (a page further on is counted when the scan gets there), and
- * pages_newly_deleted counts it.
+ * locked on entry, pinned and unlocked on return.  scanblkno: the block
+ * VACUUM's physical-order scan is at; stats: pages_deleted counts the
+ * page if the scan has passed it (a page further on is counted when the
+ * scan gets there), pages_newly_deleted counts it.  When the leaf itself
+ * is unlinked, *rightsib and *rightsib_empty tell its right sibling and
+ * whether that has no items.  Returns false, having changed nothing, when
+ * the page's left sibling cannot be found (damage: logged, as nbtree
+ * does, so that VACUUM goes on).
  */
-static void
-_fbt_unlink_halfdead(Relation rel, Buffer leafbuf,
-					 IndexBulkDeleteResult *stats)
+static bool
+_fbt_unlink_halfdead(Relation rel, Buffer leafbuf, BlockNumber scanblkno,
+					 IndexBulkDeleteResult *stats, BlockNumber *rightsibp,
+					 bool *rightsib_empty)
 {
 	BlockNumber leafblkno = BufferGetBlockNumber(leafbuf);
 	Page		leafpage = BufferGetPage(leafbuf);
 	FbtPageOpaque opaque = FbtPageGetOpaque(leafpage);
 	BlockNumber target = _fbt_get_top_parent(rel, leafbuf);
+	BlockNumber leafleftsib = opaque->fbto_prev;
 	BlockNumber leftsib;
 	BlockNumber rightsib;
 	BlockNumber leaftopparent = InvalidBlockNumber;
@@ -372,7 +384,7 @@ _fbt_unlink_halfdead(Relation rel, Buffer leafbuf,
 	{
 		target = leafblkno;
 		buf = leafbuf;
-		leftsib = opaque->fbto_prev;
+		leftsib = leafleftsib;
 		targetlevel = 0;
 	}
 	else
@@ -407,10 +419,20 @@ _fbt_unlink_halfdead(Relation rel, Buffer leafbuf,
 			if (P_RIGHTMOST(lopaque) || P_ISDELETED(lopaque) ||
 				BufferGetBlockNumber(lbuf) == target ||
 				lopaque->fbto_level != targetlevel)
-				ereport(ERROR,
+			{
+				/* damage: leave the page, and let VACUUM go on (as nbtree) */
+				ereport(LOG,
 						(errcode(ERRCODE_INDEX_CORRUPTED),
 						 errmsg("could not find left sibling of block %u in index \"%s\"",
 								target, RelationGetRelationName(rel))));
+				UnlockReleaseBuffer(lbuf);
+				if (target != leafblkno)
+				{
+					ReleaseBuffer(buf);
+					LockBuffer(leafbuf, BUFFER_LOCK_UNLOCK);
+				}
+				return false;
+			}
 			lbuf = _fbt_relandgetbuf(rel, lbuf, lopaque->fbto_next,
 									 FBT_WRITE);
 		}
@@ -461,6 +483,15 @@ _fbt_unlink_halfdead(Relation rel, Buffer leafbuf,
 						rightsib,
 						FbtPageGetOpaque(BufferGetPage(rbuf))->fbto_prev,
 						target, RelationGetRelationName(rel))));
+	if (target == leafblkno)
+	{
+		Page		rpage = BufferGetPage(rbuf);
+
+		*rightsibp = rightsib;
+		*rightsib_empty = P_ISLEAF(FbtPageGetOpaque(rpage)) &&
+			PageGetMaxOffsetNumber(rpage) <
+			P_FIRSTDATAKEY(FbtPageGetOpaque(rpage));
+	}
 
 	deleted.safexid = ReadNextFullTransactionId();
 
@@ -504,33 +535,22 @@ _fbt_unlink_halfdead(Relation rel, Buffer leafbuf,
 	LockBuffer(leafbuf, BUFFER_LOCK_UNLOCK);
 
 	/* a page the scan has yet to reach is counted when it gets there */
-	if (target <= leafblkno)
+	if (target <= scanblkno)
 		stats->pages_deleted++;
 	stats->pages_newly_deleted++;
+	return true;
 }
 
 /*
- * _fbt_pagedel() -- delete the leaf leafbuf if it is empty (or finish its
- * deletion if it is half-dead, left so by a crash), with the internal
- * pages above it that have no other child.
- *
- * rel: the index; leafbuf: a leaf VACUUM's physical-order scan has just
- * cleaned, pinned and exclusively (or cleanup-) locked; on return pinned
- * and unlocked, the caller releases it.  stats: VACUUM's; pages_deleted
- * counts each page deleted at or before the leaf's block (pages further
- * on are counted when the scan reaches them), pages_newly_deleted every
- * page deleted.  A leaf that is not empty, rightmost, the root, part of an
- * unfinished split, or whose right sibling is half-dead is left alone, and
- * so is one whose subtree is the rightmost child of a parent that cannot
- * go too (_fbt_lock_subtree_parent()).  Takes the page locks the file
- * header lists, never more than four at once, leaf first, then upwards,
- * left to right within a level.  Algorithm: nbtree README "Page Deletion"
- * (_bt_pagedel, _bt_mark_page_halfdead, _bt_unlink_halfdead_page).
- * Errors: ERRCODE_INDEX_CORRUPTED when parent or sibling links contradict
- * each other, and those of WAL insertion.
+ * Delete the one leaf leafbuf (pinned and exclusively locked; pinned and
+ * unlocked on return) if it is empty and deletable, or finish it if it is
+ * half-dead, with the pages of its subtree; see _fbt_pagedel().  Returns
+ * true with *rightsib and *rightsib_empty set when the leaf was unlinked.
  */
-void
-_fbt_pagedel(Relation rel, Buffer leafbuf, IndexBulkDeleteResult *stats)
+static bool
+_fbt_pagedel_leaf(Relation rel, Buffer leafbuf, BlockNumber scanblkno,
+				  IndexBulkDeleteResult *stats, BlockNumber *rightsib,
+				  bool *rightsib_empty)
 {
 	Page		page = BufferGetPage(leafbuf);
 	FbtPageOpaque opaque = FbtPageGetOpaque(page);
@@ -539,58 +559,59 @@ _fbt_pagedel(Relation rel, Buffer leafbuf, IndexBulkDeleteResult *stats)
 	int			unlinks = 0;
 #endif
 
+	*rightsib_empty = false;
 	if (!P_ISHALFDEAD(opaque))
 	{
 		IndexTuple	hikey;
-		BlockNumber rightsib;
 		BlockNumber leftsib;
+		BlockNumber leafrightsib;
 		FbtStack	stack;
 		bool		marked;
 
 		if (!_fbt_leaf_deletable(page, opaque))
 		{
 			LockBuffer(leafbuf, BUFFER_LOCK_UNLOCK);
-			return;
+			return false;
 		}
 		hikey = CopyIndexTuple(_fbt_getitem(rel, leafbuf, P_HIKEY));
 		_fbt_check_attrs(rel, leafbuf, hikey);
-		rightsib = opaque->fbto_next;
+		leafrightsib = opaque->fbto_next;
 		leftsib = opaque->fbto_prev;
 		LockBuffer(leafbuf, BUFFER_LOCK_UNLOCK);
 
 		if (_fbt_leftsib_splitflag(rel, leftsib, target))
 		{
 			pfree(hikey);
-			return;
+			return false;
 		}
 		stack = _fbt_find_parent_stack(rel, hikey);
 		pfree(hikey);
 		if (stack == NULL)
-			return;
+			return false;
 
 		/* again under the lock: an insert may have come meanwhile */
 		LockBuffer(leafbuf, BUFFER_LOCK_EXCLUSIVE);
 		_fbt_checkpage(rel, leafbuf);
 		if (!_fbt_leaf_deletable(page, opaque) ||
-			opaque->fbto_next != rightsib)
+			opaque->fbto_next != leafrightsib)
 		{
 			LockBuffer(leafbuf, BUFFER_LOCK_UNLOCK);
 			_fbt_freestack(stack);
-			return;
+			return false;
 		}
-		marked = _fbt_mark_halfdead(rel, leafbuf, stack, rightsib);
+		marked = _fbt_mark_halfdead(rel, leafbuf, stack, leafrightsib);
 		_fbt_freestack(stack);
 		if (!marked)
 		{
 			LockBuffer(leafbuf, BUFFER_LOCK_UNLOCK);
-			return;
+			return false;
 		}
 #ifdef USE_ASSERT_CHECKING
 		if (fbt_debug_pagedel_halfdead_only)
 		{
 			/* as a crash between the steps leaves it (tests) */
 			LockBuffer(leafbuf, BUFFER_LOCK_UNLOCK);
-			return;
+			return false;
 		}
 #endif
 	}
@@ -603,9 +624,60 @@ _fbt_pagedel(Relation rel, Buffer leafbuf, IndexBulkDeleteResult *stats)
 			unlinks++ >= fbt_debug_pagedel_unlinks)
 			break;
 #endif
-		_fbt_unlink_halfdead(rel, leafbuf, stats);
+		if (!_fbt_unlink_halfdead(rel, leafbuf, scanblkno, stats, rightsib,
+								  rightsib_empty))
+			return false;
 		LockBuffer(leafbuf, BUFFER_LOCK_EXCLUSIVE);
 		_fbt_checkpage(rel, leafbuf);
 	}
 	LockBuffer(leafbuf, BUFFER_LOCK_UNLOCK);
+	return P_ISDELETED(opaque);
+}
+
+/*
+ * _fbt_pagedel() -- delete the leaf leafbuf if it is empty (or finish its
+ * deletion if it is half-dead, left so by a crash), with the internal
+ * pages above it that have no other child; then, while the right sibling
+ * of the leaf just deleted is empty, that one too (its downlink may have
+ * been its parent's last until now: as nbtree's _bt_pagedel loop).
+ *
+ * rel: the index; leafbuf: a leaf VACUUM's physical-order scan has just
+ * cleaned, pinned and exclusively (or cleanup-) locked; on return pinned
+ * and unlocked, the caller releases it.  Right siblings are locked
+ * exclusively only (they hold no entries, so no scan can be between
+ * reading and returning them).  stats: VACUUM's; pages_deleted counts
+ * each page deleted at or before leafbuf's block (pages further on are
+ * counted when the scan reaches them), pages_newly_deleted every page
+ * deleted.  A leaf that is not empty, rightmost, the root, part of an
+ * unfinished split, or whose right sibling is half-dead is left alone, and
+ * so is one whose subtree is the rightmost child of a parent that cannot
+ * go too (_fbt_lock_subtree_parent()).  Takes the page locks the file
+ * header lists, never more than four at once, leaf first, then upwards,
+ * left to right within a level.  Algorithm: nbtree README "Page Deletion"
+ * (_bt_pagedel, _bt_mark_page_halfdead, _bt_unlink_halfdead_page).
+ * Errors: ERRCODE_INDEX_CORRUPTED when sibling links contradict each
+ * other (a parent or left sibling that cannot be found is only logged,
+ * as nbtree does), and those of WAL insertion.
+ */
+void
+_fbt_pagedel(Relation rel, Buffer leafbuf, IndexBulkDeleteResult *stats)
+{
+	BlockNumber scanblkno = BufferGetBlockNumber(leafbuf);
+	Buffer		buf = leafbuf;
+
+	for (;;)
+	{
+		BlockNumber rightsib = P_NONE;
+		bool		rightsib_empty;
+		bool		deleted;
+
+		deleted = _fbt_pagedel_leaf(rel, buf, scanblkno, stats, &rightsib,
+									&rightsib_empty);
+		if (buf != leafbuf)
+			ReleaseBuffer(buf);
+		if (!deleted || !rightsib_empty)
+			break;
+		CHECK_FOR_INTERRUPTS();
+		buf = _fbt_getbuf(rel, rightsib, FBT_WRITE);
+	}
 }

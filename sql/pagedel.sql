@@ -324,6 +324,45 @@ SELECT page_types('cf_k') ~ 'e:' AS half_dead_left, fbt_levels('cf_k') ~ ' [12]:
 SELECT all_rows('cf', true) = all_rows('cf', false) AS same_as_seqscan;
 SELECT fastbtree_check('cf_k', true);
 
+-- the leftmost subtree: after the half-dead step the leftmost level-1
+-- page has no downlink, and the walk of its level starts right of it;
+-- then with the half-dead leaves at the left end of the leaf level
+CREATE TABLE lf (k text) WITH (autovacuum_enabled = off);
+INSERT INTO lf SELECT wide(i) FROM generate_series(1, 4000) i;
+CREATE INDEX lf_k ON lf USING fastbtree (k);
+DELETE FROM lf WHERE k < '000091';
+SET fastbtree.debug_pagedel_unlinks = 0;
+VACUUM lf;
+SELECT page_types('lf_k') ~ 'e:' AS half_dead;
+SELECT fastbtree_check('lf_k', true);
+DELETE FROM lf WHERE k = wide(100);
+SET fastbtree.debug_pagedel_unlinks = 1;
+VACUUM (INDEX_CLEANUP ON) lf;
+SELECT page_types('lf_k') ~ 'e:' AS half_dead, fbt_levels('lf_k') ~ ' 1:deleted:1 ' AS top_deleted;
+SELECT fastbtree_check('lf_k', true);
+RESET fastbtree.debug_pagedel_unlinks;
+DELETE FROM lf WHERE k = wide(101);
+VACUUM (INDEX_CLEANUP ON) lf;
+SELECT page_types('lf_k') ~ 'e:' AS half_dead_left, left(min(k), 6) AS min_k FROM lf;
+SELECT all_rows('lf', true) = all_rows('lf', false) AS same_as_seqscan;
+SELECT fastbtree_check('lf_k', true);
+
+--
+-- Keys inserted in descending order: leaves split to the left, so a
+-- parent's last child lies at a lower block than its left siblings and the
+-- physical-order scan has passed it when they go.  The pass goes on to an
+-- emptied right sibling (nbtree's loop), so the first VACUUM already
+-- deletes the internal pages, as btree's does.
+--
+CREATE TABLE df (k text) WITH (autovacuum_enabled = off);
+CREATE INDEX df_k ON df USING fastbtree (k);
+INSERT INTO df SELECT wide(i) FROM generate_series(4000, 1, -1) i;
+DELETE FROM df WHERE k BETWEEN '000500' AND '003000';
+VACUUM df;
+SELECT fbt_levels('df_k') ~ ' 1:deleted:[1-9][0-9]+ ' AS internal_deleted, page_types('df_k') ~ 'e:' AS half_dead;
+SELECT all_rows('df', true) = all_rows('df', false) AS same_as_seqscan;
+SELECT fastbtree_check('df_k', true);
+
 SET client_min_messages = warning;
 \i sql/include/check_all.sql
 DROP SCHEMA fbt_pagedel CASCADE;
