@@ -14,11 +14,24 @@
  * tuplesort is made to accept a non-btree index).  As in nbtsort.c, a
  * unique build sorts live entries in one tuplesort, which raises btree's
  * own duplicate-key error, and dead ones in a second; the load merges the
- * two.  Leaves are filled to the fillfactor, internal pages to
- * FBT_NONLEAF_FILLFACTOR; each finished page gets a suffix-truncated high
- * key and a downlink one level up, as in nbtsort.c (nbtree README, "Notes
- * about bulk loading").  Every page is written through generic WAL as a
- * full image.
+ * two.
+ *
+ * Pages are filled as nbtsort.c fills them (nbtree README, "Notes about
+ * bulk loading"), so that a build makes btree's pages: the same items on
+ * each page of every level, in the same blocks.  Leaves are filled to the
+ * fillfactor, internal pages to FBT_NONLEAF_FILLFACTOR, with a page's free
+ * space counted as btree's page would have it (_fbt_build_pagefull: room
+ * kept for the high key's line pointer, and on leaves for a heap TID; the
+ * fillfactor test counts the last item's posting list, which its high key
+ * would drop, as free).  When a page is full, its last item moves on to a
+ * new page and makes the full page's high key: suffix-truncated against the
+ * item before it on a leaf, the item itself on an internal page (on the new
+ * page it keeps only its downlink: minus infinity).  Then a finished page's
+ * downlink goes one level up with its low key (its left sibling's high
+ * key), and the rightmost pages' when the load ends.  Our special space is
+ * 8 bytes larger than btree's, so a leaf btree fills to its last bytes
+ * (fillfactor 100 with duplicates and no posting lists) holds an item less
+ * here.  Every page is written through generic WAL as a full image.
  *
  *-------------------------------------------------------------------------
  */
@@ -38,13 +51,29 @@
 
 #include "fastbtree.h"
 
+/*
+ * nbtree's page special space (BTPageOpaqueData: two sibling links, the
+ * level, flags and a vacuum cycle id) is 8 bytes smaller than ours.  The
+ * build measures a page's room as btree's page would have it, so that its
+ * pages end where btree's do; see _fbt_build_pagefull().
+ */
+#define FBT_BUILD_BTREE_SPECIAL \
+	MAXALIGN(2 * sizeof(BlockNumber) + sizeof(uint32) + 2 * sizeof(uint16))
+#define FBT_BUILD_SPECIAL_EXTRA \
+	(MAXALIGN(sizeof(FbtPageOpaqueData)) - FBT_BUILD_BTREE_SPECIAL)
+
 /* The page being filled on one level of the tree */
 typedef struct FbtLevelState
 {
-	Page		page;			/* local copy being filled */
+	Page		page;			/* local copy being filled: data items only,
+								 * the high key goes in when it is finished */
 	Buffer		buf;			/* its block: allocated and pinned */
 	uint32		level;
 	Size		slack;			/* bytes to leave free (fillfactor) */
+	Size		lastextra;		/* posting list bytes of the page's last
+								 * item, which its high key would not keep */
+	IndexTuple	lowkey;			/* pivot for the page's downlink: the left
+								 * sibling's high key, or minus infinity */
 	struct FbtLevelState *parent;
 } FbtLevelState;
 
@@ -100,6 +129,8 @@ _fbt_build_newlevel(FbtBuildState *bs, uint32 level)
 
 	lvl->level = level;
 	lvl->slack = BLCKSZ * (100 - fillfactor) / 100;
+	/* the level's first page is its leftmost */
+	lvl->lowkey = _fbt_pivot_minus_infinity(NULL);
 	_fbt_build_newpage(bs, lvl);
 	return lvl;
 }
@@ -113,142 +144,157 @@ _fbt_build_additem(Relation index, Page page, IndexTuple itup)
 			 RelationGetRelationName(index));
 }
 
-/* The high key for a page whose successor starts with firstright */
-static IndexTuple
-_fbt_build_hikey(FbtBuildState *bs, FbtLevelState *lvl, Page page,
-				 IndexTuple firstright)
+/*
+ * Add a data item at the end of lvl's page.  The first data item of an
+ * internal page keeps only its downlink: it is minus infinity.
+ */
+static void
+_fbt_build_append(FbtBuildState *bs, FbtLevelState *lvl, IndexTuple itup)
 {
-	IndexTuple	hikey;
-
-	if (lvl->level == 0)
+	if (lvl->level > 0 && PageGetMaxOffsetNumber(lvl->page) == 0)
 	{
-		IndexTuple	lastleft = (IndexTuple)
-			PageGetItem(page, PageGetItemId(page, PageGetMaxOffsetNumber(page)));
+		IndexTuple	minusinf = _fbt_pivot_minus_infinity(itup);
 
-		hikey = _fbt_truncate(bs->index, lastleft, firstright);
+		_fbt_build_additem(bs->index, lvl->page, minusinf);
+		pfree(minusinf);
 	}
 	else
+		_fbt_build_additem(bs->index, lvl->page, itup);
+}
+
+/*
+ * Whether lvl's page must be finished before itup is added: the rule of
+ * nbtree's build, so that each page holds the items btree's would.  The
+ * page is full if itup does not fit in the room left (on a leaf, with 8
+ * bytes to spare for the heap TID that the high key made from itup may
+ * need), or, once it holds two items, if the page is already past its
+ * fillfactor, counting as free the posting list bytes of its last item
+ * (which its high key would not keep).  The room is what btree's page
+ * would have: the free space less the line pointers of itup and of the
+ * high key to come, plus the 8 bytes of special space btree's page does
+ * not spend.  So btree's page can hold 8 bytes more than ours, and when
+ * it does, ours is finished a tuple earlier: itup must fit for real, and
+ * so must the high key it would become as the page's last item.
+ */
+static bool
+_fbt_build_pagefull(FbtBuildState *bs, FbtLevelState *lvl, IndexTuple itup)
+{
+	Page		page = lvl->page;
+	OffsetNumber nitems = PageGetMaxOffsetNumber(page);
+	bool		isleaf = lvl->level == 0;
+	Size		itupsz = MAXALIGN(IndexTupleSize(itup));
+	Size		tidsz = isleaf ? MAXALIGN(sizeof(ItemPointerData)) : 0;
+	Size		gap;
+	Size		room;
+
+	/* a page keeps at least one item after its last moves right */
+	if (nitems < 2)
+		return false;
+
+	gap = ((PageHeader) page)->pd_upper - ((PageHeader) page)->pd_lower;
+	room = gap + FBT_BUILD_SPECIAL_EXTRA;
+	room = room > 2 * sizeof(ItemIdData) ? room - 2 * sizeof(ItemIdData) : 0;
+	if (room < itupsz + tidsz || room + lvl->lastextra < lvl->slack)
+		return true;
+
+	/* our page's own room, for itup and for the high key replacing it */
+	if (gap < itupsz + sizeof(ItemIdData))
+		return true;
+	if (isleaf && gap < itupsz + tidsz + sizeof(ItemIdData))
 	{
-		hikey = CopyIndexTuple(firstright);
-		FbtPivotSetDownLink(hikey, InvalidBlockNumber);
+		IndexTuple	prev = (IndexTuple)
+			PageGetItem(page, PageGetItemId(page, nitems));
+		IndexTuple	hikey = _fbt_truncate(bs->index, prev, itup);
+		bool		fits;
+
+		fits = gap >= MAXALIGN(IndexTupleSize(hikey)) + sizeof(ItemIdData);
+		pfree(hikey);
+		if (!fits)
+			return true;
 	}
-	return hikey;
+	return false;
 }
 
 static void _fbt_buildadd(FbtBuildState *bs, FbtLevelState *lvl,
 						  IndexTuple itup);
 
 /*
- * Finish lvl's page because itup does not fit: give it a high key and a
- * right-link, write it, post its successor's downlink to the parent level,
- * and start the successor with itup.  If the high key does not fit in the
- * room left, the page's last items move to the successor until it does.
+ * Finish lvl's page, which holds two or more items.  Its last item moves
+ * to a new page, the next on the level, and makes the finished page's high
+ * key: on a leaf the shortest pivot that separates it from the item before
+ * it; on an internal page the item itself, whose downlink goes with it to
+ * the new page, where it is minus infinity.  The finished page is linked
+ * to the new one and written, its downlink (from its low key) goes to the
+ * parent level, made now if this is the level's first page to finish, and
+ * its high key becomes the new page's low key.  Blocks are allocated in
+ * the order nbtree's build allocates them.
  */
 static void
-_fbt_build_finishpage(FbtBuildState *bs, FbtLevelState *lvl, IndexTuple itup)
+_fbt_build_finishpage(FbtBuildState *bs, FbtLevelState *lvl)
 {
 	Page		opage = lvl->page;
 	Buffer		obuf = lvl->buf;
-	IndexTuple *carry;
-	int			ncarry = 0;
-	IndexTuple	firstright = itup;
+	BlockNumber oblkno = BufferGetBlockNumber(obuf);
+	OffsetNumber lastoff = PageGetMaxOffsetNumber(opage);
+	IndexTuple	moved;
 	IndexTuple	hikey;
-	IndexTuple	downlink;
-	BlockNumber nblkno;
-	BlockNumber oblkno;
-	int			i;
 
-	carry = palloc(sizeof(IndexTuple) * (PageGetMaxOffsetNumber(opage) + 1));
-	hikey = _fbt_build_hikey(bs, lvl, opage, firstright);
-	while (MAXALIGN(IndexTupleSize(hikey)) > PageGetFreeSpace(opage) &&
-		   PageGetMaxOffsetNumber(opage) > 1)
+	Assert(lastoff >= 2);
+	moved = CopyIndexTuple((IndexTuple)
+						   PageGetItem(opage, PageGetItemId(opage, lastoff)));
+	if (lvl->level == 0)
+		hikey = _fbt_truncate(bs->index, (IndexTuple)
+							  PageGetItem(opage,
+										  PageGetItemId(opage, lastoff - 1)),
+							  moved);
+	else
 	{
-		OffsetNumber last = PageGetMaxOffsetNumber(opage);
-
-		carry[ncarry++] = CopyIndexTuple((IndexTuple)
-										 PageGetItem(opage, PageGetItemId(opage, last)));
-		PageIndexTupleDelete(opage, last);
-		firstright = carry[ncarry - 1];
-		pfree(hikey);
-		hikey = _fbt_build_hikey(bs, lvl, opage, firstright);
+		hikey = CopyIndexTuple(moved);
+		FbtPivotSetDownLink(hikey, InvalidBlockNumber);
 	}
+	/* the pagefull test kept room for the high key in the item's place */
+	PageIndexTupleDelete(opage, lastoff);
 	if (PageAddItem(opage, (Item) hikey, MAXALIGN(IndexTupleSize(hikey)),
 					P_HIKEY, false, false) == InvalidOffsetNumber)
 		elog(ERROR, "failed to add high key to the index page of \"%s\"",
 			 RelationGetRelationName(bs->index));
 
 	_fbt_build_newpage(bs, lvl);
-	nblkno = BufferGetBlockNumber(lvl->buf);
-	oblkno = BufferGetBlockNumber(obuf);
-	FbtPageGetOpaque(opage)->fbto_next = nblkno;
+	_fbt_build_append(bs, lvl, moved);
+	pfree(moved);
+	FbtPageGetOpaque(opage)->fbto_next = BufferGetBlockNumber(lvl->buf);
 	FbtPageGetOpaque(lvl->page)->fbto_prev = oblkno;
-	/* this releases obuf: only oblkno may be used after it */
-	_fbt_build_writepage(bs->index, obuf, opage);
 
-	/* downlinks: the parent level starts with minus infinity to opage */
 	if (lvl->parent == NULL)
-	{
-		IndexTuple	minusinf = _fbt_pivot_minus_infinity(NULL);
-
 		lvl->parent = _fbt_build_newlevel(bs, lvl->level + 1);
-		FbtPivotSetDownLink(minusinf, oblkno);
-		_fbt_build_additem(bs->index, lvl->parent->page, minusinf);
-		pfree(minusinf);
-	}
-	downlink = hikey;
-	FbtPivotSetDownLink(downlink, nblkno);
-	_fbt_buildadd(bs, lvl->parent, downlink);
-	pfree(downlink);
-	pfree(opage);
+	FbtPivotSetDownLink(lvl->lowkey, oblkno);
+	_fbt_buildadd(bs, lvl->parent, lvl->lowkey);
+	pfree(lvl->lowkey);
+	lvl->lowkey = hikey;
 
-	/* carried items were taken from the end: add them back in order */
-	for (i = ncarry - 1; i >= 0; i--)
-	{
-		_fbt_buildadd(bs, lvl, carry[i]);
-		pfree(carry[i]);
-	}
-	pfree(carry);
+	/* this releases obuf */
+	_fbt_build_writepage(bs->index, obuf, opage);
+	pfree(opage);
 }
 
 /*
- * Add one tuple (a leaf tuple, or a pivot with a downlink) to the level's
- * current page, finishing the page first if the tuple would eat into the
- * fillfactor slack.  The first data item of an internal page becomes minus
- * infinity.
+ * Add one tuple (a leaf tuple, or a pivot with a downlink) at the end of
+ * the level, finishing the current page first if it is full.
  */
 static void
 _fbt_buildadd(FbtBuildState *bs, FbtLevelState *lvl, IndexTuple itup)
 {
-	Size		itupsz = MAXALIGN(IndexTupleSize(itup));
-	Page		page = lvl->page;
-
-	if (PageGetMaxOffsetNumber(page) >= 1 &&
-		PageGetFreeSpace(page) < itupsz + lvl->slack)
-	{
-		_fbt_build_finishpage(bs, lvl, itup);
-		page = lvl->page;
-		if (PageGetMaxOffsetNumber(page) >= 1)
-		{
-			/* carried items went first; itup follows them */
-			_fbt_buildadd(bs, lvl, itup);
-			return;
-		}
-	}
-
-	if (lvl->level > 0 && PageGetMaxOffsetNumber(page) == 0)
-	{
-		IndexTuple	minusinf = _fbt_pivot_minus_infinity(itup);
-
-		_fbt_build_additem(bs->index, page, minusinf);
-		pfree(minusinf);
-	}
-	else
-		_fbt_build_additem(bs->index, page, itup);
+	if (_fbt_build_pagefull(bs, lvl, itup))
+		_fbt_build_finishpage(bs, lvl);
+	_fbt_build_append(bs, lvl, itup);
+	lvl->lastextra = lvl->level == 0 && FbtTupleIsPosting(itup) ?
+		IndexTupleSize(itup) - FbtTupleGetPostingOffset(itup) : 0;
 }
 
 /*
- * Finish the build: write each level's last (rightmost) page and point the
- * metapage at the top level's single page, the root.
+ * Finish the build: from the leaves up, post each level's last (rightmost)
+ * page to the level above, if any, and write it; the top level's single
+ * page is the root, which the metapage points to.
  */
 static void
 _fbt_build_finish(FbtBuildState *bs, Buffer metabuf)
@@ -261,16 +307,24 @@ _fbt_build_finish(FbtBuildState *bs, Buffer metabuf)
 
 	while (lvl != NULL)
 	{
-		FbtLevelState *parent = lvl->parent;
+		FbtLevelState *parent;
 
-		if (parent == NULL)
+		/* posting may finish pages above, even add the top level */
+		if (lvl->parent != NULL)
+		{
+			FbtPivotSetDownLink(lvl->lowkey, BufferGetBlockNumber(lvl->buf));
+			_fbt_buildadd(bs, lvl->parent, lvl->lowkey);
+		}
+		else
 		{
 			FbtPageGetOpaque(lvl->page)->fbto_flags |= FBTP_ROOT;
 			root = BufferGetBlockNumber(lvl->buf);
 			rootlevel = lvl->level;
 		}
 		_fbt_build_writepage(bs->index, lvl->buf, lvl->page);
+		parent = lvl->parent;
 		pfree(lvl->page);
+		pfree(lvl->lowkey);
 		pfree(lvl);
 		lvl = parent;
 	}
