@@ -271,28 +271,26 @@ SELECT * FROM both_ams('UPDATE u_@ SET id = 151 WHERE id = 152');
 -- space is 8 bytes larger; not built here.)
 --
 CREATE EXTENSION pageinspect SCHEMA fbt_dedup;
--- per level, the live items (high key included) of each page, left to right
-CREATE FUNCTION fbt_layout(idx regclass) RETURNS text
+-- every page of a fastbtree or btree index: block, level, links, live items
+CREATE FUNCTION page_rows(idx regclass)
+RETURNS TABLE (b int8, level int, prev int8, next int8, live_items int)
 LANGUAGE sql AS $$
-	WITH RECURSIVE p AS (
-		SELECT b, s.level, s.prev, s.next, s.live_items
-		FROM generate_series(1, npages(idx) - 1) b,
-			LATERAL fastbtree_page_stats(idx, b) s),
-	w AS (SELECT level, next, live_items, 1 AS pos FROM p WHERE prev = 0
-		  UNION ALL
-		  SELECT p.level, p.next, p.live_items, w.pos + 1
-		  FROM w JOIN p ON p.b = w.next AND w.next <> 0)
-	SELECT string_agg(level || ':' || items, ' ' ORDER BY level)
-	FROM (SELECT level, string_agg(live_items::text, ',' ORDER BY pos) AS items
-		  FROM w GROUP BY level) l
+	SELECT b, s.level, s.prev, s.next, s.live_items
+	FROM generate_series(1, npages(idx) - 1) b,
+		LATERAL fastbtree_page_stats(idx, b) s
+	WHERE (SELECT amname FROM pg_am JOIN pg_class c ON c.relam = pg_am.oid
+		   WHERE c.oid = idx) = 'fastbtree'
+	UNION ALL
+	SELECT b, s.btpo_level, s.btpo_prev, s.btpo_next, s.live_items
+	FROM generate_series(1, npages(idx) - 1) b,
+		LATERAL bt_page_stats(idx::text, b::int) s
+	WHERE (SELECT amname FROM pg_am JOIN pg_class c ON c.relam = pg_am.oid
+		   WHERE c.oid = idx) = 'btree'
 $$;
-CREATE FUNCTION bt_layout(idx regclass) RETURNS text
+-- per level, the live items (high key included) of each page, left to right
+CREATE FUNCTION layout(idx regclass) RETURNS text
 LANGUAGE sql AS $$
-	WITH RECURSIVE p AS (
-		SELECT b, s.btpo_level AS level, s.btpo_prev AS prev,
-			s.btpo_next AS next, s.live_items
-		FROM generate_series(1, npages(idx) - 1) b,
-			LATERAL bt_page_stats(idx::text, b::int) s),
+	WITH RECURSIVE p AS (SELECT * FROM page_rows(idx)),
 	w AS (SELECT level, next, live_items, 1 AS pos FROM p WHERE prev = 0
 		  UNION ALL
 		  SELECT p.level, p.next, p.live_items, w.pos + 1
@@ -302,17 +300,10 @@ LANGUAGE sql AS $$
 		  FROM w GROUP BY level) l
 $$;
 -- each block's level and live items, in block order
-CREATE FUNCTION fbt_blocks(idx regclass) RETURNS text
+CREATE FUNCTION blocks(idx regclass) RETURNS text
 LANGUAGE sql AS $$
-	SELECT string_agg(s.level || '/' || s.live_items, ' ' ORDER BY b)
-	FROM generate_series(1, npages(idx) - 1) b,
-		LATERAL fastbtree_page_stats(idx, b) s
-$$;
-CREATE FUNCTION bt_blocks(idx regclass) RETURNS text
-LANGUAGE sql AS $$
-	SELECT string_agg(s.btpo_level || '/' || s.live_items, ' ' ORDER BY b)
-	FROM generate_series(1, npages(idx) - 1) b,
-		LATERAL bt_page_stats(idx::text, b::int) s
+	SELECT string_agg(level || '/' || live_items, ' ' ORDER BY b)
+	FROM page_rows(idx)
 $$;
 -- build "CREATE [UNIQUE] INDEX ... ON tbl USING am (def)" both ways
 CREATE FUNCTION same_build(tbl text, def text, uniq boolean DEFAULT false)
@@ -328,8 +319,8 @@ BEGIN
 	PERFORM fastbtree_check('lf', true);
 	build := u || tbl || ' ' || def;
 	internal_levels := (fastbtree_metap('lf')).level > 0;
-	same_pages := fbt_layout('lf') = bt_layout('lb');
-	same_blocks := fbt_blocks('lf') = bt_blocks('lb');
+	same_pages := layout('lf') = layout('lb');
+	same_blocks := blocks('lf') = blocks('lb');
 	DROP INDEX lf;
 	DROP INDEX lb;
 	RETURN NEXT;
