@@ -46,6 +46,16 @@
 # --fast-compare runs the earlier measurement instead (six key types;
 # btree, fastbtree with fastbtree.fast_compare off and on; nested-loop
 # probe only), which bench/run.sh --suite callgrind runs too.
+#
+# --inserts measures the write path instead: the insert workloads of
+# bench/run.sh (insert_random: random int4 keys into a table of 100000 *
+# scale rows; insert_asc: ascending int8 keys from a sequence), each side's
+# table rebuilt, indexed and checkpointed at the start of each run, then
+# one INSERT ... SELECT of INSERT_ROWS rows (--insert-rows) and, in a second
+# run, of 3 * INSERT_ROWS (the same keys first).  Collected only inside
+# index_insert (the AM's aminsert, its WAL and buffer work included), so
+# the figures are instructions, LWLock acquisitions and mapping lookups per
+# index insert, plus WAL bytes per row (heap and index) and the index size.
 
 set -uo pipefail
 export LC_ALL=C
@@ -61,6 +71,8 @@ PROBE_KINDS="nl sql"
 TYPES_GIVEN=no
 # keys of the SQL point probe: SQL_KEYS statements, then 3 * SQL_KEYS
 SQL_KEYS=1000
+# rows of the shorter insert run (--inserts): INSERT_ROWS, then 3 * INSERT_ROWS
+INSERT_ROWS=20000
 COMMAND_LINE="bash bench/callgrind.sh${*:+ $*}"
 
 usage()
@@ -87,6 +99,10 @@ usage()
 	                    with fastbtree.fast_compare off and on, nested-loop
 	                    probe only, on all six key types by default
 	  --recent-buffers  with --fast-compare: fastbtree.recent_buffers = on
+	  --inserts         instead, the write path: per index insert of the
+	                    insert_random and insert_asc workloads, btree and
+	                    fastbtree with its default settings
+	  --insert-rows N   rows of the shorter insert run; default $INSERT_ROWS
 	  --results-dir DIR where to save the results; default bench/results
 	  --pg N            PostgreSQL major: 15 (Debian's, the default) or a build of
 	                    scripts/install-deps.sh --pg N --release
@@ -96,7 +112,8 @@ usage()
 
 	The default run (int4, btree and five fastbtree configurations, both
 	probe kinds) takes about 3 minutes on 2 cores; each more key type adds
-	about 2, plus loading its table.  --fast-compare takes about 10 minutes.
+	about 2, plus loading its table.  --fast-compare takes about 10 minutes,
+	--inserts about 5 at scale 1.
 	EOF
 }
 
@@ -104,7 +121,7 @@ parse_args()
 {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-			--scale|--results-dir|--types|--switches|--probes|--sql-keys|--pg)
+			--scale|--results-dir|--types|--switches|--probes|--sql-keys|--insert-rows|--pg)
 				[ $# -ge 2 ] || die "$1 needs a value (see --help)"
 				set -- "$1=$2" "${@:3}"
 				continue
@@ -115,6 +132,8 @@ parse_args()
 			--probes=*) PROBE_KINDS=${1#*=} ;;
 			--sql-keys=*) SQL_KEYS=${1#*=} ;;
 			--fast-compare) MODE=fast_compare ;;
+			--inserts) MODE=inserts ;;
+			--insert-rows=*) INSERT_ROWS=${1#*=} ;;
 			--recent-buffers) CG_RECENT_BUFFERS=on ;;
 			*) common_option "$1" ;;
 		esac
@@ -122,6 +141,7 @@ parse_args()
 	done
 	is_posint "$SCALE" || die "--scale must be a positive integer, got '$SCALE'"
 	is_posint "$SQL_KEYS" || die "--sql-keys must be a positive integer, got '$SQL_KEYS'"
+	is_posint "$INSERT_ROWS" || die "--insert-rows must be a positive integer, got '$INSERT_ROWS'"
 	[ "$SQL_KEYS" -le "$PROBE_KEYS" ] || die "--sql-keys must be at most $PROBE_KEYS"
 	local t k
 	for t in "${KEY_TYPES[@]}"; do
@@ -429,6 +449,135 @@ switch_phase()
 	} >"$md"
 }
 
+# --- the insert measurement ----------------------------------------------
+
+INSERT_SETS="ins_random ins_asc"
+
+# insert_title SET: the workload a data set stands for
+insert_title()
+{
+	case "$1" in
+		ins_random) echo "insert_random: random int4 keys into $(nrows) rows" ;;
+		ins_asc) echo "insert_asc: ascending int8 keys from a sequence, after $(nrows) rows" ;;
+		*) die "unknown insert data set '$1'" ;;
+	esac
+}
+
+# insert_script SET SIDE ROWS FILE: the statements of one insert run.  The
+# side's table is rebuilt from the base table as bench/run.sh's reset does
+# (copy, index, VACUUM ANALYZE, CHECKPOINT: the first change of each page
+# logs a full-page image, as in a pgbench run), then ROWS rows are inserted
+# by one statement; the last query prints WAL bytes since just before the
+# insert and the index size
+insert_script()
+{
+	local set=$1 side=$2 rows=$3 table="${1}_$2" insert
+
+	case "$set" in
+		ins_random) insert="INSERT INTO $table (k, v) SELECT k, 1 FROM cg_insert_keys WHERE n <= $rows ORDER BY n" ;;
+		ins_asc) insert="INSERT INTO $table (k, v) SELECT nextval('${table}_seq'), 1 FROM generate_series(1, $rows)" ;;
+	esac
+	{
+		echo "DROP TABLE IF EXISTS $table"
+		echo "CREATE TABLE $table AS SELECT * FROM ${set}_base"
+		echo "CREATE INDEX ${table}_idx ON $table USING $(side_am "$side") (k)"
+		echo "VACUUM ANALYZE $table"
+		if [ "$set" = ins_asc ]; then
+			echo "DROP SEQUENCE IF EXISTS ${table}_seq"
+			echo "CREATE SEQUENCE ${table}_seq START $(($(nrows) + 1))"
+		fi
+		echo "CHECKPOINT"
+		echo "CREATE TEMP TABLE cg_lsn AS SELECT pg_current_wal_insert_lsn() AS l"
+		echo "$insert"
+		echo "SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), l) AS wal_bytes, pg_relation_size('${table}_idx') / current_setting('block_size')::int AS index_blocks, (SELECT count(*) FROM $table) AS table_rows FROM cg_lsn"
+	} >"$4"
+}
+
+# insert_phase MDFILE ANNOTATEFILE: both insert workloads, btree and
+# fastbtree, runs of INSERT_ROWS and 3 * INSERT_ROWS rows collected inside
+# index_insert; writes the markdown section and the annotation of
+# fastbtree's random inserts.  Stops the cluster.
+insert_phase()
+{
+	local md=$1 annotate=$2 set side loops base k rows
+
+	ensure_packages "the callgrind measurement" valgrind
+	command -v callgrind_annotate >/dev/null 2>&1 || die "callgrind_annotate not found (package valgrind)"
+	load_data ins_random ins_asc
+	psql_q "SELECT setseed(0.37)" \
+		"CREATE TABLE cg_insert_keys AS SELECT n, (1 + floor(random() * 2147483646))::int4 AS k
+			FROM generate_series(1, $((3 * INSERT_ROWS))) n" >/dev/null ||
+		die "creating cg_insert_keys failed"
+	mkdir -p "$WORK/cg" && chown "$BENCH_USER:" "$WORK/cg"
+	log "stopping the cluster for the callgrind runs (each one a single-user backend under valgrind)"
+	stop_cluster
+
+	CG_TOTAL=8
+	for set in $INSERT_SETS; do
+		for side in bt fbt; do
+			for loops in 1 3; do
+				base="$WORK/cg/$set-$side-$loops"
+				rows=$((loops * INSERT_ROWS))
+				insert_script "$set" "$side" "$rows" "$base.sql"
+				cg_single "$base" index_insert ""
+				k="ins:$set:$side:all:$loops"
+				CG[$k:probes]=$rows
+				CG[$k:wal]=$(cg_column "$base" wal_bytes)
+				CG[$k:blocks]=$(cg_column "$base" index_blocks)
+				[ "$(cg_column "$base" table_rows)" = "$(($(nrows) + rows))" ] ||
+					{ cat "$base.stdout" >&2; die "$set ($side): expected $(($(nrows) + rows)) rows after the insert"; }
+				cg_record "$k" "$base" btree
+				printf '%s: [%d/%d] %-10s %-9s rows=%-6d %14s instructions in index_insert\n' \
+					"$LOG_TAG" "$CG_DONE" "$CG_TOTAL" "$set" "$(side_am "$side")" "$rows" "${CG[$k:total]}"
+			done
+		done
+	done
+	write_annotation "$WORK/cg/ins_random-fbt-3.callgrind" "$annotate"
+
+	{
+		echo
+		echo "Per index insert (index_insert, inclusive: the AM, its WAL records and buffer work); WAL per row"
+		echo "(heap, index and commit records, full-page images included); index size after the longer run."
+		echo
+		echo "| workload | access method | instructions | ratio to btree | LWLocks | mapping lookups | WAL bytes/row | index blocks |"
+		echo "|---|---|--:|--:|--:|--:|--:|--:|"
+		for set in $INSERT_SETS; do
+			local b w
+			for side in bt fbt; do
+				k="ins:$set:$side:all"
+				w=$(per_probe "$k" total)
+				[ "$side" != bt ] || b=$w
+				printf '| %s | %s | %s | %.3f | %s | %s | %s | %s |\n' "$(insert_title "$set")" "$(side_am "$side")" \
+					"$w" "$(ratio "$w" "$b")" "$(per_probe "$k" lwlocks 2)" "$(per_probe "$k" mapping 2)" \
+					"$(per_probe "$k" wal 1)" "${CG[$k:3:blocks]}"
+			done
+		done
+		echo
+		echo "Where fastbtree's random inserts spend their instructions, per insert (self cost of each function in"
+		echo "the longer run minus the shorter, over the extra rows):"
+		echo
+		echo "| function | self instructions/insert | inclusive |"
+		echo "|---|--:|--:|"
+		perl "$BENCH_DIR/cgsum.pl" --per-probe "$((2 * INSERT_ROWS))" \
+			"$WORK/cg/ins_random-fbt-1.callgrind" "$WORK/cg/ins_random-fbt-3.callgrind" | head -n 25
+	} >"$md"
+}
+
+# insert_section MDFILE ANNOTATEFILE: the markdown section of the insert
+# measurement
+insert_section()
+{
+	echo
+	echo "## Callgrind: per index insert, btree against $FBT_AM"
+	echo
+	echo "Deterministic and independent of machine load.  Each figure is (X3 − X1) / (rows3 − rows1) from two"
+	echo "single-user backends under callgrind, collecting only inside index_insert: one INSERT ... SELECT of"
+	echo "$INSERT_ROWS rows and one of $((3 * INSERT_ROWS)) (the same keys first), each into a freshly copied,"
+	echo "indexed, vacuumed and checkpointed table of $(nrows) rows, as bench/run.sh resets its write tables."
+	echo "$FBT_AM runs with its default settings.  Where the instructions go: [\`$(basename "$2")\`]($(basename "$2"))."
+	cat "$1"
+}
+
 main()
 {
 	local stem annotate md started
@@ -437,8 +586,13 @@ main()
 	started=$(date +%s)
 	bench_prepare
 	prepare_results_dir
-	stem=$(results_stem "$RESULTS_DIR" -callgrind)
-	annotate="$stem-${KEY_TYPES[0]}-$FBT_AM.txt"
+	if [ "$MODE" = inserts ]; then
+		stem=$(results_stem "$RESULTS_DIR" -callgrind-inserts)
+		annotate="$stem-ins_random-$FBT_AM.txt"
+	else
+		stem=$(results_stem "$RESULTS_DIR" -callgrind)
+		annotate="$stem-${KEY_TYPES[0]}-$FBT_AM.txt"
+	fi
 	md="$stem.md"
 
 	build_extension
@@ -446,6 +600,8 @@ main()
 	if [ "$MODE" = fast_compare ]; then
 		load_data probekeys
 		callgrind_phase "$WORK/callgrind.md" "$annotate"
+	elif [ "$MODE" = inserts ]; then
+		insert_phase "$WORK/callgrind.md" "$annotate"
 	else
 		switch_phase "$WORK/callgrind.md" "$annotate"
 	fi
@@ -458,6 +614,8 @@ main()
 		echo "- scale $SCALE: $(nrows) rows per table"
 		if [ "$MODE" = fast_compare ]; then
 			callgrind_section "$WORK/callgrind.md" "$annotate"
+		elif [ "$MODE" = inserts ]; then
+			insert_section "$WORK/callgrind.md" "$annotate"
 		else
 			switch_section "$WORK/callgrind.md" "$annotate"
 		fi
