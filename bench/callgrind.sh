@@ -106,6 +106,8 @@ usage()
 	  --results-dir DIR where to save the results; default bench/results
 	  --pg N            PostgreSQL major: 15 (Debian's, the default) or a build of
 	                    scripts/install-deps.sh --pg N --release
+	  --wal-mode MODE   fastbtree's WAL: generic (the default) or compact
+	                    (preloaded: its own WAL records)
 	  --keep            keep the (stopped) cluster and the profiles in the
 	                    work directory
 	  --help            show this help
@@ -121,7 +123,7 @@ parse_args()
 {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-			--scale|--results-dir|--types|--switches|--probes|--sql-keys|--insert-rows|--pg)
+			--scale|--results-dir|--types|--switches|--probes|--sql-keys|--insert-rows|--pg|--wal-mode)
 				[ $# -ge 2 ] || die "$1 needs a value (see --help)"
 				set -- "$1=$2" "${@:3}"
 				continue
@@ -611,7 +613,7 @@ main()
 		echo "- $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname -s); command: \`$COMMAND_LINE\`"
 		echo "- $(as_user postgres --version); fastbtree source $(source_revision), built with PGXS defaults (no assertions)"
 		echo "- CPU: $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo); $(valgrind --version)"
-		echo "- scale $SCALE: $(nrows) rows per table"
+		echo "- scale $SCALE: $(nrows) rows per table; $(wal_mode_label)"
 		if [ "$MODE" = fast_compare ]; then
 			callgrind_section "$WORK/callgrind.md" "$annotate"
 		elif [ "$MODE" = inserts ]; then

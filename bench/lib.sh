@@ -25,6 +25,9 @@ SCALE=10
 SHARED_BUFFERS=2GB
 MAX_CONNECTIONS=50
 KEEP=no
+# fastbtree's WAL mode (--wal-mode): generic, or compact (the library in
+# shared_preload_libraries, its own resource manager)
+WAL_MODE=generic
 
 # Keys per fastbtree_probe() call (in-server probe benchmark and callgrind)
 # and rows of the nested-loop driver table.
@@ -335,6 +338,34 @@ ext_loading_conf()
 	fi
 }
 
+# wal_mode_conf: the postgresql.conf line of --wal-mode compact (none for
+# generic).  The private build is named by its path: a bare name could
+# preload the system's fastbtree.so, and CREATE EXTENSION would then load
+# the private one beside it.
+wal_mode_conf()
+{
+	[ "$WAL_MODE" = generic ] || echo "shared_preload_libraries = '$FBT_SO'"
+}
+
+# select_wal_mode MODE: --wal-mode
+select_wal_mode()
+{
+	case "$1" in
+		generic|compact) WAL_MODE=$1 ;;
+		*) die "--wal-mode must be generic or compact, got '$1'" ;;
+	esac
+}
+
+# wal_mode_label: the WAL mode for the results' headers
+wal_mode_label()
+{
+	if [ "$WAL_MODE" = compact ]; then
+		echo "fastbtree WAL mode: compact (shared_preload_libraries = '$FBT_AM', its own WAL records)"
+	else
+		echo "fastbtree WAL mode: generic (not preloaded, generic WAL records)"
+	fi
+}
+
 # source_revision: the commit of the source tree, "+ changes" when the
 # working tree differs from it (read-only git commands)
 source_revision()
@@ -370,6 +401,7 @@ setup_cluster()
 		listen_addresses = ''
 		unix_socket_directories = '$WORK/sock'
 		$(ext_loading_conf)
+		$(wal_mode_conf)
 		max_connections = $MAX_CONNECTIONS
 		shared_buffers = $SHARED_BUFFERS
 		maintenance_work_mem = 512MB
@@ -392,6 +424,13 @@ setup_cluster()
 	as_user createdb "$BENCH_DB" || die "createdb failed"
 	psql_q "CREATE EXTENSION $FBT_AM" "CREATE EXTENSION pg_prewarm" ||
 		die "CREATE EXTENSION failed"
+	local mode
+	# (the setting exists before the library loads only when preloaded; no
+	# LOAD here: it would not look in the private install)
+	mode=$(psql_q "SELECT coalesce(current_setting('fastbtree.wal_mode', true), 'generic')") ||
+		die "reading fastbtree.wal_mode failed"
+	[ "$mode" = "$WAL_MODE" ] ||
+		die "fastbtree.wal_mode is '$mode', expected $WAL_MODE (--wal-mode)"
 	if [ "$EXT_LOADING" = destdir ]; then
 		local destdir
 		destdir=$(psql_q "SHOW extension_destdir") || die "SHOW extension_destdir failed"
@@ -1187,14 +1226,15 @@ select_major()
 	esac
 }
 
-# common_option ARG: the options that bench/callgrind.sh and
-# bench/scaling.sh share (--results-dir=DIR, --pg=N, --keep, --help, which
-# calls the caller's usage); dies on any other
+# common_option ARG: the options that bench/callgrind.sh, bench/scaling.sh
+# and bench/space.sh share (--results-dir=DIR, --pg=N, --wal-mode=MODE,
+# --keep, --help, which calls the caller's usage); dies on any other
 common_option()
 {
 	case "$1" in
 		--results-dir=*) RESULTS_DIR=${1#*=} ;;
 		--pg=*) select_major "${1#*=}" ;;
+		--wal-mode=*) select_wal_mode "${1#*=}" ;;
 		--keep) KEEP=yes ;;
 		-h|--help) usage; exit 0 ;;
 		*) die "unknown argument: $1 (see --help)" ;;

@@ -95,6 +95,8 @@ usage()
 	  --results-dir DIR where --suite saves its files; default bench/results
 	  --pg N            PostgreSQL major: 15 (Debian's, the default) or a build of
 	                    scripts/install-deps.sh --pg N --release
+	  --wal-mode MODE   fastbtree's WAL: generic (the default) or compact
+	                    (preloaded: its own WAL records)
 	  --keep            keep the cluster running and its directory for inspection
 	  --help            show this help
 
@@ -110,7 +112,7 @@ parse_args()
 {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-			--scale|--clients|--time|--pairs|--suite|--shared-buffers|--results-dir|--pg)
+			--scale|--clients|--time|--pairs|--suite|--shared-buffers|--results-dir|--pg|--wal-mode)
 				[ $# -ge 2 ] || die "$1 needs a value (see --help)"
 				set -- "$1=$2" "${@:3}"
 				continue
@@ -123,6 +125,7 @@ parse_args()
 			--shared-buffers=*) SHARED_BUFFERS=${1#*=} ;;
 			--results-dir=*) RESULTS_DIR=${1#*=} ;;
 			--pg=*) select_major "${1#*=}" ;;
+			--wal-mode=*) select_wal_mode "${1#*=}" ;;
 			--callgrind) CALLGRIND=yes ;;
 			--keep) KEEP=yes ;;
 			-h|--help) usage; exit 0 ;;
@@ -318,6 +321,7 @@ report_header()
 	echo "- pgbench -n -M prepared -c CLIENTS -j min(CLIENTS, cores); runs interleaved btree, $FBT_AM, btree, $FBT_AM, ..."
 	echo "- shared_buffers = $SHARED_BUFFERS; fsync and synchronous_commit off, full_page_writes on; autovacuum, JIT and"
 	echo "  parallel query and parallel index builds off (fastbtree has none); database locale C.UTF-8"
+	echo "- $(wal_mode_label)"
 	echo "- A pair is a btree run and a $FBT_AM run made back to back.  btree tps and $FBT_AM tps are the two runs of the"
 	echo "  median pair: the pair whose ratio $FBT_AM/btree is the median of the pairs' ratios (with an even number"
 	echo "  of pairs, of the two middle ones the one nearer 1); ratio = $FBT_AM tps / btree tps of that pair, so they agree;"

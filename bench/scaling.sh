@@ -66,6 +66,8 @@ usage()
 	  --results-dir DIR where to save the results; default bench/results
 	  --pg N            PostgreSQL major: 15 (Debian's, the default) or a build of
 	                    scripts/install-deps.sh --pg N --release
+	  --wal-mode MODE   fastbtree's WAL: generic (the default) or compact
+	                    (preloaded: its own WAL records)
 	  --keep            keep the cluster running and its directory
 	  --help            show this help
 
@@ -79,7 +81,7 @@ parse_args()
 {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-			--max-clients|--duration|--runs|--workloads|--switches|--scale|--shared-buffers|--results-dir|--pg)
+			--max-clients|--duration|--runs|--workloads|--switches|--scale|--shared-buffers|--results-dir|--pg|--wal-mode)
 				[ $# -ge 2 ] || die "$1 needs a value (see --help)"
 				set -- "$1=$2" "${@:3}"
 				continue
@@ -236,6 +238,7 @@ report_header()
 	echo "- CPU: $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), $cores cores; $(uname -sr)"
 	echo "- scale $SCALE: $(nrows) rows per table; clients: $CLIENTS; $RUNS rounds of ${DURATION}s runs"
 	echo "- pgbench -n -M prepared -c CLIENTS -j min(CLIENTS, cores); shared_buffers = $SHARED_BUFFERS; settings as bench/run.sh"
+	echo "- $(wal_mode_label)"
 	echo "- A round runs btree and every $FBT_AM configuration once (odd rounds btree first, even rounds reversed);"
 	echo "  ratio = the configuration's tps / btree's tps in the same round; medians and ranges over the rounds."
 	echo "- Switches passed per run with PGOPTIONS and read back in a session with the same PGOPTIONS."

@@ -48,6 +48,8 @@ usage()
 	  --results-dir DIR where --save writes; default bench/results
 	  --pg N            PostgreSQL major: 15 (Debian's, the default) or a build of
 	                    scripts/install-deps.sh --pg N --release
+	  --wal-mode MODE   fastbtree's WAL: generic (the default) or compact
+	                    (preloaded: its own WAL records)
 	  --keep            keep the cluster (running) and its work directory
 	  --help            show this help
 
@@ -59,7 +61,7 @@ parse_args()
 {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-			--rows|--results-dir|--pg)
+			--rows|--results-dir|--pg|--wal-mode)
 				[ $# -ge 2 ] || die "$1 needs a value (see --help)"
 				set -- "$1=$2" "${@:3}"
 				continue
@@ -250,7 +252,7 @@ main()
 		echo "# Index size: btree vs $FBT_AM"
 		echo
 		echo "- $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname -s); command: \`$COMMAND_LINE\`"
-		echo "- $(as_user postgres --version); fastbtree source $(source_revision)"
+		echo "- $(as_user postgres --version); fastbtree source $(source_revision); $(wal_mode_label)"
 		echo "- btree with its defaults (deduplicate_items = on); sizes in MB (pg_relation_size); ratio = $FBT_AM / btree; target from issue 11"
 		echo
 		echo "| step | btree | $FBT_AM | ratio | target |"
