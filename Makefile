@@ -19,7 +19,8 @@ OBJS = \
 	fbtsort.o \
 	fbtutils.o \
 	fbtvacuum.o \
-	fbtvalidate.o
+	fbtvalidate.o \
+	fbtxlog.o
 
 EXTENSION = fastbtree
 DATA = fastbtree--1.0.sql fastbtree--1.0--1.1.sql fastbtree--1.1--1.2.sql
@@ -41,4 +42,4 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # Every module includes the one internal header.
-$(OBJS): fastbtree.h
+$(OBJS): fastbtree.h fbtxlog.h

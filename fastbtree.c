@@ -23,6 +23,7 @@
 #include "utils/selfuncs.h"
 
 #include "fastbtree.h"
+#include "fbtxlog.h"
 
 PG_MODULE_MAGIC;
 
@@ -45,6 +46,7 @@ _PG_init(void)
 	add_real_reloption(fbt_relopt_kind, "vacuum_cleanup_index_scale_factor",
 					   "Accepted as btree accepts it; has no effect (btree ignores it since PostgreSQL 14)",
 					   -1, 0.0, 1e10, ShareUpdateExclusiveLock);
+	_fbt_xlog_init();
 	add_bool_reloption(fbt_relopt_kind, "deduplicate_items",
 					   "Enables \"deduplicate items\" feature for this fastbtree index",
 					   true, ShareUpdateExclusiveLock);

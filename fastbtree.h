@@ -701,6 +701,17 @@ typedef struct FbtDedupState
 	int			nmaxitems;		/* items at maxpostingsize (passes only) */
 } FbtDedupState;
 
+/*
+ * A run of items of a leaf that a deduplication pass merges into one
+ * posting list tuple: nitems (>= 2) items from page offset baseoff on.
+ * Also the layout of XLOG_FBT_DEDUP's block data (fbtxlog.h).
+ */
+typedef struct FbtDedupInterval
+{
+	OffsetNumber baseoff;
+	uint16		nitems;
+} FbtDedupInterval;
+
 /* ----------------------------------------------------------------
  * Insertion scankeys and descent stacks
  * ----------------------------------------------------------------
@@ -1016,6 +1027,9 @@ extern int	_fbt_posting_position(Relation rel, Buffer buf,
 								  OffsetNumber offnum, ItemPointer scantid);
 extern bool _fbt_dedup_pass(Relation rel, Buffer buf, IndexTuple newitem,
 							Size newitemsz, bool bottomup);
+extern bool _fbt_dedup_apply(Page page, Page newpage,
+							 const FbtDedupInterval *intervals,
+							 int nintervals);
 
 /* fbtinsert.c */
 extern bool fbtinsert(Relation rel, Datum *values, bool *isnull,
@@ -1027,6 +1041,16 @@ extern Buffer _fbt_getstackbuf(Relation rel, FbtStack stack,
 							   BlockNumber child);
 extern void _fbt_check_item_size(Relation rel, Relation heapRel,
 								 IndexTuple itup);
+extern bool _fbt_insert_apply(Page page, OffsetNumber offnum,
+							  IndexTuple itup, IndexTuple nposting);
+extern int	_fbt_split_items(Relation rel, Buffer buf, Page page,
+							 OffsetNumber newitemoff, IndexTuple newitem,
+							 IndexTuple nposting, IndexTuple *items,
+							 Size *itemsz);
+extern bool _fbt_split_fill_left(Page left, const FbtPageOpaqueData *oopaque,
+								 BlockNumber rightblk, IndexTuple hikey,
+								 IndexTuple *items, Size *itemsz,
+								 int firstright);
 
 /* fbtpage.c */
 extern void _fbt_initmetapage(Page page, BlockNumber rootbknum, uint32 level,
@@ -1071,6 +1095,20 @@ extern void _fbt_wal_start(FbtWal *wal, Relation rel);
 extern Page _fbt_wal_register(FbtWal *wal, Buffer buf, bool fullimage);
 extern void _fbt_wal_finish(FbtWal *wal);
 extern void _fbt_wal_abort(FbtWal *wal);
+extern uint32 _fbt_edit_begin(Buffer buf);
+extern void _fbt_edit_replace(Buffer buf, Page image, uint32 version);
+extern void _fbt_edit_end(Buffer buf, XLogRecPtr lsn);
+
+/*
+ * _fbt_apply_clear_incomplete_split() -- the page edit that completes a
+ * split once its right page's downlink is in the parent (primary and
+ * redo).
+ */
+static inline void
+_fbt_apply_clear_incomplete_split(Page page)
+{
+	FbtPageGetOpaque(page)->fbto_flags &= ~FBTP_INCOMPLETE_SPLIT;
+}
 
 /* fbtsearch.c */
 extern FbtStack _fbt_search(Relation rel, FbtScanInsert key, Buffer *bufP,

@@ -35,12 +35,14 @@
 #include "postgres.h"
 
 #include "access/itup.h"
+#include "access/xloginsert.h"
 #include "catalog/pg_type.h"
 #include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
 #include "fastbtree.h"
+#include "fbtxlog.h"
 
 /*
  * _fbt_allequalimage() -- may the index rel merge equal entries?
@@ -359,6 +361,140 @@ _fbt_dedup_singleval(Relation rel, Buffer buf, OffsetNumber minoff,
 }
 
 /*
+ * _fbt_dedup_apply() -- the page edit of a deduplication pass: newpage
+ * (BLCKSZ bytes, overwritten) becomes page with, for each of the
+ * nintervals intervals (ascending, not overlapping), the interval's items
+ * merged into one posting list tuple; every other item is copied as it is,
+ * an LP_DEAD mark included, and FBTP_HAS_GARBAGE is set if any is so
+ * marked.
+ *
+ * Run by the primary (_fbt_dedup_pass(), which chose the intervals; into
+ * the generic WAL image, or in compact mode a temporary page copied over
+ * the shared one) and by redo of XLOG_FBT_DEDUP, so the posting lists are
+ * formed by the same code from the same TIDs on both.  page is not
+ * changed.  Returns false if the intervals do not fit the page or an item
+ * does not fit newpage; raises no error.  Allocates.
+ */
+bool
+_fbt_dedup_apply(Page page, Page newpage, const FbtDedupInterval *intervals,
+				 int nintervals)
+{
+	FbtPageOpaque opaque = FbtPageGetOpaque(page);
+	FbtPageOpaque nopaque;
+	OffsetNumber minoff = P_FIRSTDATAKEY(opaque);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+	OffsetNumber off;
+	FbtDedupState state;
+	bool		anydead = false;
+	int			next = 0;
+
+	_fbt_pageinit(newpage, opaque->fbto_level,
+				  opaque->fbto_flags & ~FBTP_HAS_GARBAGE);
+	nopaque = FbtPageGetOpaque(newpage);
+	nopaque->fbto_prev = opaque->fbto_prev;
+	nopaque->fbto_next = opaque->fbto_next;
+	if (!P_RIGHTMOST(opaque))
+	{
+		ItemId		hiid = PageGetItemId(page, P_HIKEY);
+
+		if (PageAddItem(newpage, PageGetItem(page, hiid),
+						ItemIdGetLength(hiid), P_HIKEY, false,
+						false) == InvalidOffsetNumber)
+			return false;
+	}
+
+	/* no size limit: the pass that chose the intervals kept to it */
+	memset(&state, 0, sizeof(state));
+	state.maxpostingsize = BLCKSZ;
+	state.htids = palloc(BLCKSZ);
+
+	for (off = minoff; off <= maxoff; off++)
+	{
+		ItemId		iid = PageGetItemId(page, off);
+		IndexTuple	itup = (IndexTuple) PageGetItem(page, iid);
+		OffsetNumber newoff;
+
+		if (next < nintervals && intervals[next].baseoff == off)
+		{
+			int			nitems = intervals[next].nitems;
+			IndexTuple	merged;
+			int			k;
+
+			if (nitems < 2 || off + nitems - 1 > maxoff)
+				return false;
+			_fbt_dedup_start_pending(&state, itup, off);
+			for (k = 1; k < nitems; k++)
+			{
+				IndexTuple	next_itup;
+
+				next_itup = (IndexTuple) PageGetItem(page,
+													 PageGetItemId(page, off + k));
+				if (!_fbt_dedup_save_htid(&state, next_itup))
+					return false;
+			}
+			merged = _fbt_form_posting(state.base, state.htids, state.nhtids);
+			if (PageAddItem(newpage, (Item) merged,
+							MAXALIGN(IndexTupleSize(merged)),
+							InvalidOffsetNumber, false,
+							false) == InvalidOffsetNumber)
+				return false;
+			pfree(merged);
+			off += nitems - 1;
+			next++;
+			continue;
+		}
+		newoff = PageAddItem(newpage, (Item) itup,
+							 MAXALIGN(IndexTupleSize(itup)),
+							 InvalidOffsetNumber, false, false);
+		if (newoff == InvalidOffsetNumber)
+			return false;
+		if (ItemIdIsDead(iid))
+		{
+			ItemIdMarkDead(PageGetItemId(newpage, newoff));
+			anydead = true;
+		}
+	}
+	pfree(state.htids);
+	if (next != nintervals)
+		return false;
+	if (anydead)
+		nopaque->fbto_flags |= FBTP_HAS_GARBAGE;
+	return true;
+}
+
+/*
+ * _fbt_dedup_logged() -- compact mode: write the deduplicated leaf newpage
+ * over buf (exclusively locked, and left so) and log XLOG_FBT_DEDUP with
+ * its intervals.
+ */
+static void
+_fbt_dedup_logged(Relation rel, Buffer buf, Page newpage,
+				  FbtDedupInterval *intervals, int nintervals)
+{
+	XLogRecPtr	recptr = InvalidXLogRecPtr;
+	uint32		version;
+
+	START_CRIT_SECTION();
+	version = _fbt_edit_begin(buf);
+	_fbt_edit_replace(buf, newpage, version);
+	MarkBufferDirty(buf);
+	if (RelationNeedsWAL(rel))
+	{
+		xl_fbt_dedup xlrec;
+
+		xlrec.nintervals = (uint16) nintervals;
+		XLogBeginInsert();
+		XLogRegisterData((char *) &xlrec, SizeOfFbtDedup);
+		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+		XLogRegisterBufData(0, (char *) intervals,
+							nintervals * sizeof(FbtDedupInterval));
+		recptr = XLogInsert(FBT_RMGR_ID, XLOG_FBT_DEDUP);
+	}
+	_fbt_edit_end(buf, recptr);
+	END_CRIT_SECTION();
+}
+
+/*
  * _fbt_dedup_pass() -- merge the runs of equal entries of a full leaf into
  * posting lists, to make room for newitem (newitemsz bytes, MAXALIGN'd,
  * without its line pointer) without a split.
@@ -384,16 +520,11 @@ _fbt_dedup_pass(Relation rel, Buffer buf, IndexTuple newitem,
 	FbtDedupState state;
 	bool		deduplicate = true;
 	bool		singleval = false;
-	IndexTuple *out;
-	bool	   *outdead;
-	bool	   *outnew;
-	int			nout = 0;
-	bool		anydead = false;
+	FbtDedupInterval *intervals;
+	int			nintervals = 0;
 	OffsetNumber off;
-	FbtWal		wal;
-	Page		img;
-	FbtPageOpaque iopaque;
-	int			i;
+	Page		newpage;
+	bool		ok;
 
 	if (minoff >= maxoff)
 		return false;
@@ -402,13 +533,12 @@ _fbt_dedup_pass(Relation rel, Buffer buf, IndexTuple newitem,
 	memset(&state, 0, sizeof(state));
 	state.maxpostingsize = FBT_MAX_POSTING_SIZE;
 	state.htids = palloc(state.maxpostingsize);
-	out = palloc(sizeof(IndexTuple) * (maxoff - minoff + 1));
-	outdead = palloc(sizeof(bool) * (maxoff - minoff + 1));
-	outnew = palloc(sizeof(bool) * (maxoff - minoff + 1));
+	intervals = palloc(sizeof(FbtDedupInterval) * (maxoff - minoff + 1));
 
 	if (!bottomup)
 		singleval = _fbt_dedup_singleval(rel, buf, minoff, maxoff, newitem);
 
+	/* choose the runs to merge; _fbt_dedup_apply() then merges them */
 	for (off = minoff; off <= maxoff + 1; off++)
 	{
 		IndexTuple	itup = NULL;
@@ -430,14 +560,14 @@ _fbt_dedup_pass(Relation rel, Buffer buf, IndexTuple newitem,
 			_fbt_dedup_save_htid(&state, itup))
 			continue;
 
-		/* the pending list ends here: write it out */
+		/* the pending list ends here */
 		if (state.base != NULL)
 		{
-			IndexTuple	merged = _fbt_dedup_form_pending(&state);
-
-			out[nout] = merged ? merged : state.base;
-			outdead[nout] = false;
-			outnew[nout++] = merged != NULL;
+			if (state.nitems > 1)
+			{
+				intervals[nintervals].baseoff = state.baseoff;
+				intervals[nintervals++].nitems = (uint16) state.nitems;
+			}
 			state.base = NULL;
 
 			if (singleval)
@@ -467,71 +597,45 @@ _fbt_dedup_pass(Relation rel, Buffer buf, IndexTuple newitem,
 		}
 		if (itup == NULL)
 			break;
-		if (dead)
-		{
-			out[nout] = itup;
-			outdead[nout] = true;
-			outnew[nout++] = false;
-			anydead = true;
-		}
-		else
+		if (!dead)
 			_fbt_dedup_start_pending(&state, itup, off);
 	}
+	pfree(state.htids);
 
-	if (state.nintervals == 0)
+	if (nintervals == 0)
 	{
-		pfree(state.htids);
-		pfree(out);
-		pfree(outdead);
-		pfree(outnew);
+		pfree(intervals);
 		return false;
 	}
 
-	/* rebuild the leaf in the WAL image from the unchanged shared page */
-	_fbt_wal_start(&wal, rel);
-	img = _fbt_wal_register(&wal, buf, false);
-	_fbt_pageinit(img, opaque->fbto_level,
-				  (opaque->fbto_flags & ~FBTP_HAS_GARBAGE) |
-				  (anydead ? FBTP_HAS_GARBAGE : 0));
-	iopaque = FbtPageGetOpaque(img);
-	iopaque->fbto_prev = opaque->fbto_prev;
-	iopaque->fbto_next = opaque->fbto_next;
-	if (!P_RIGHTMOST(opaque))
+	if (fbt_wal_compact)
 	{
-		ItemId		hiid = PageGetItemId(page, P_HIKEY);
-
-		if (PageAddItem(img, PageGetItem(page, hiid), ItemIdGetLength(hiid),
-						P_HIKEY, false, false) == InvalidOffsetNumber)
-			goto addfailed;
+		newpage = palloc(BLCKSZ);
+		ok = _fbt_dedup_apply(page, newpage, intervals, nintervals);
+		if (ok)
+			_fbt_dedup_logged(rel, buf, newpage, intervals, nintervals);
+		pfree(newpage);
 	}
-	for (i = 0; i < nout; i++)
+	else
 	{
-		OffsetNumber newoff;
+		FbtWal		wal;
 
-		newoff = PageAddItem(img, (Item) out[i],
-							 MAXALIGN(IndexTupleSize(out[i])),
-							 InvalidOffsetNumber, false, false);
-		if (newoff == InvalidOffsetNumber)
-			goto addfailed;
-		if (outdead[i])
-			ItemIdMarkDead(PageGetItemId(img, newoff));
+		/* rebuild the leaf in the WAL image from the unchanged shared page */
+		_fbt_wal_start(&wal, rel);
+		newpage = _fbt_wal_register(&wal, buf, false);
+		ok = _fbt_dedup_apply(page, newpage, intervals, nintervals);
+		if (ok)
+		{
+			START_CRIT_SECTION();
+			_fbt_wal_finish(&wal);
+			END_CRIT_SECTION();
+		}
+		else
+			_fbt_wal_abort(&wal);
 	}
-	START_CRIT_SECTION();
-	_fbt_wal_finish(&wal);
-	END_CRIT_SECTION();
-
-	for (i = 0; i < nout; i++)
-		if (outnew[i])
-			pfree(out[i]);
-	pfree(state.htids);
-	pfree(out);
-	pfree(outdead);
-	pfree(outnew);
+	pfree(intervals);
+	if (!ok)
+		elog(ERROR, "deduplication failed to add an item to block %u of index \"%s\"",
+			 BufferGetBlockNumber(buf), RelationGetRelationName(rel));
 	return true;
-
-addfailed:
-	_fbt_wal_abort(&wal);
-	elog(ERROR, "deduplication failed to add an item to block %u of index \"%s\"",
-		 BufferGetBlockNumber(buf), RelationGetRelationName(rel));
-	return false;				/* keep compiler quiet */
 }

@@ -27,6 +27,7 @@
 #include "access/heapam.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "access/xloginsert.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "storage/predicate.h"
@@ -34,6 +35,7 @@
 #include "utils/snapmgr.h"
 
 #include "fastbtree.h"
+#include "fbtxlog.h"
 
 static TransactionId _fbt_check_unique(Relation rel, IndexTuple itup,
 									   Relation heapRel, Buffer buf,
@@ -46,6 +48,10 @@ static int	_fbt_find_posting(Relation rel, FbtScanInsert key, Buffer buf,
 							  OffsetNumber newitemoff);
 static Buffer _fbt_findinsertloc(Relation rel, FbtScanInsert key, Buffer buf,
 								 FbtStack stack, OffsetNumber *newitemoff);
+static void _fbt_insert_logged(Relation rel, Buffer buf, Buffer cbuf,
+							   IndexTuple origitup, IndexTuple itup,
+							   IndexTuple nposting, OffsetNumber newitemoff,
+							   int postingoff);
 static void _fbt_insertonpg(Relation rel, Buffer buf, Buffer cbuf,
 							FbtStack stack, IndexTuple itup,
 							OffsetNumber newitemoff, int postingoff);
@@ -684,55 +690,46 @@ _fbt_split_singleval(Relation rel, Buffer buf, IndexTuple *items, int nitems,
 }
 
 /*
- * _fbt_split() -- split page buf to make room for newitem at newitemoff.
- *
- * nposting, if not NULL, replaces the posting list just before newitemoff
- * (a posting list split, _fbt_insertonpg()).  buf is exclusively locked; cbuf, if valid, is a child whose
- * INCOMPLETE_SPLIT flag this insertion clears.  Writes the left page (in
- * place, keeping its block), a new right page and the old right sibling's
- * left-link in one WAL record, marks the left page INCOMPLETE_SPLIT, and
- * returns the right page exclusively locked; buf stays locked, cbuf is
- * released.  *lefthikey receives the left page's new high key (a palloc'd
- * pivot, suffix-truncated on leaves), which becomes the right page's
- * downlink.
+ * _fbt_wal_finish_completing() -- generic mode: add to wal the child cbuf
+ * (exclusively locked, or InvalidBuffer) whose incomplete split the
+ * change completes, clearing its FBTP_INCOMPLETE_SPLIT, and log the change
+ * (_fbt_wal_finish(), in a critical section).  Buffers stay locked.
  */
-static Buffer
-_fbt_split(Relation rel, Buffer buf, Buffer cbuf, OffsetNumber newitemoff,
-		   IndexTuple newitem, IndexTuple nposting, IndexTuple *lefthikey)
+static void
+_fbt_wal_finish_completing(FbtWal *wal, Buffer cbuf)
 {
-	Page		origpage = BufferGetPage(buf);
-	FbtPageOpaque oopaque = FbtPageGetOpaque(origpage);
-	bool		isleaf = P_ISLEAF(oopaque);
-	bool		isrightmost = P_RIGHTMOST(oopaque);
-	OffsetNumber firstdata = P_FIRSTDATAKEY(oopaque);
-	OffsetNumber maxoff = PageGetMaxOffsetNumber(origpage);
-	int			nitems = maxoff - firstdata + 2;
-	IndexTuple *items;
-	Size	   *itemsz;
-	Size		hikeysz = 0;
-	int			firstright;
-	int			i;
+	if (BufferIsValid(cbuf))
+		_fbt_apply_clear_incomplete_split(_fbt_wal_register(wal, cbuf, false));
+	START_CRIT_SECTION();
+	_fbt_wal_finish(wal);
+	END_CRIT_SECTION();
+}
+
+/*
+ * _fbt_split_items() -- the data items of a page being split, in key
+ * order, with newitem inserted before the item at newitemoff (or last) and
+ * nposting, when not NULL, in place of the posting list at newitemoff - 1.
+ *
+ * items and itemsz have room for PageGetMaxOffsetNumber(page) -
+ * P_FIRSTDATAKEY + 2 entries; returns how many were filled.  Sizes are
+ * MAXALIGN'd.  rel and buf: the primary's index and locked page, whose
+ * items are read bounds-checked (_fbt_getitem(), ERRCODE_INDEX_CORRUPTED);
+ * rel NULL: redo (fbtxlog.c), which reads them as they are.  The tuples
+ * are pointers into page (or newitem/nposting), not copies.
+ */
+int
+_fbt_split_items(Relation rel, Buffer buf, Page page,
+				 OffsetNumber newitemoff, IndexTuple newitem,
+				 IndexTuple nposting, IndexTuple *items, Size *itemsz)
+{
+	FbtPageOpaque opaque = FbtPageGetOpaque(page);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
 	OffsetNumber off;
-	IndexTuple	hikey;
-	IndexTuple	rightfirst = NULL;
-	Buffer		rbuf;
-	Buffer		sbuf = InvalidBuffer;
-	BlockNumber origblk = BufferGetBlockNumber(buf);
-	BlockNumber rightblk;
-	FbtWal		wal;
-	Page		limg;
-	Page		rimg;
-	FbtPageOpaque lopaque;
-	FbtPageOpaque ropaque;
+	int			i = 0;
 
-	Assert(!P_INCOMPLETE_SPLIT(oopaque));
-
-	items = palloc(sizeof(IndexTuple) * nitems);
-	itemsz = palloc(sizeof(Size) * nitems);
-	i = 0;
-	for (off = firstdata; off <= maxoff; off++)
+	for (off = P_FIRSTDATAKEY(opaque); off <= maxoff; off++)
 	{
-		ItemId		iid = PageGetItemId(origpage, off);
+		ItemId		iid = PageGetItemId(page, off);
 
 		if (off == newitemoff)
 		{
@@ -746,7 +743,10 @@ _fbt_split(Relation rel, Buffer buf, Buffer cbuf, OffsetNumber newitemoff,
 			itemsz[i++] = MAXALIGN(IndexTupleSize(nposting));
 			continue;
 		}
-		items[i] = _fbt_getitem(rel, buf, off);
+		if (rel != NULL)
+			items[i] = _fbt_getitem(rel, buf, off);
+		else
+			items[i] = (IndexTuple) PageGetItem(page, iid);
 		itemsz[i++] = MAXALIGN(ItemIdGetLength(iid));
 	}
 	if (newitemoff > maxoff)
@@ -754,6 +754,163 @@ _fbt_split(Relation rel, Buffer buf, Buffer cbuf, OffsetNumber newitemoff,
 		items[i] = newitem;
 		itemsz[i++] = MAXALIGN(IndexTupleSize(newitem));
 	}
+	return i;
+}
+
+/*
+ * _fbt_split_fill_left() -- the page edit that makes the left half of a
+ * split: left (BLCKSZ bytes, overwritten) becomes a page of the original's
+ * level and flags (FBTP_ROOT and FBTP_HAS_GARBAGE cleared,
+ * FBTP_INCOMPLETE_SPLIT set), linked from the original's left sibling and
+ * to rightblk, holding hikey and items[0 .. firstright - 1].  oopaque is
+ * the original page's special space (left must be another buffer).
+ *
+ * Run by the primary (into the generic WAL image, or in compact mode a
+ * temporary page then copied over the shared one) and by redo of
+ * XLOG_FBT_SPLIT_L/_R, with the items of _fbt_split_items().  Returns
+ * false if an item does not fit; raises no error.
+ */
+bool
+_fbt_split_fill_left(Page left, const FbtPageOpaqueData *oopaque,
+					 BlockNumber rightblk, IndexTuple hikey,
+					 IndexTuple *items, Size *itemsz, int firstright)
+{
+	FbtPageOpaque lopaque;
+	int			i;
+
+	_fbt_pageinit(left, oopaque->fbto_level,
+				  (oopaque->fbto_flags & ~(FBTP_ROOT | FBTP_HAS_GARBAGE)) |
+				  FBTP_INCOMPLETE_SPLIT);
+	lopaque = FbtPageGetOpaque(left);
+	lopaque->fbto_prev = oopaque->fbto_prev;
+	lopaque->fbto_next = rightblk;
+	if (PageAddItem(left, (Item) hikey, MAXALIGN(IndexTupleSize(hikey)),
+					P_HIKEY, false, false) == InvalidOffsetNumber)
+		return false;
+	for (i = 0; i < firstright; i++)
+		if (PageAddItem(left, (Item) items[i], itemsz[i], InvalidOffsetNumber,
+						false, false) == InvalidOffsetNumber)
+			return false;
+	return true;
+}
+
+/*
+ * _fbt_split_logged() -- compact mode: write a split built in temporary
+ * pages and log XLOG_FBT_SPLIT_L (the new tuple went left) or _R.
+ *
+ * limg and rimg: the left and right pages, complete; buf (the original,
+ * becoming the left page), rbuf (the new right page), sbuf (the old right
+ * sibling, whose left-link becomes rbuf; InvalidBuffer on the rightmost
+ * page) and cbuf (a child whose split this one completes, or
+ * InvalidBuffer) exclusively locked, and left so.  xlrec, lognewitem (the
+ * new tuple as the inserter formed it) and hikey make the left page's
+ * part of the record, which redo rebuilds with _fbt_split_items() and
+ * _fbt_split_fill_left(); the right page is logged as a full image.
+ */
+static void
+_fbt_split_logged(Relation rel, Buffer buf, Buffer rbuf, Buffer sbuf,
+				  Buffer cbuf, Page limg, Page rimg, xl_fbt_split *xlrec,
+				  bool onleft, IndexTuple lognewitem, IndexTuple hikey)
+{
+	XLogRecPtr	recptr = InvalidXLogRecPtr;
+	uint32		lversion;
+	uint32		rversion;
+
+	START_CRIT_SECTION();
+	lversion = _fbt_edit_begin(buf);
+	rversion = _fbt_edit_begin(rbuf);
+	if (BufferIsValid(sbuf))
+		(void) _fbt_edit_begin(sbuf);
+	if (BufferIsValid(cbuf))
+		(void) _fbt_edit_begin(cbuf);
+	_fbt_edit_replace(buf, limg, lversion);
+	_fbt_edit_replace(rbuf, rimg, rversion);
+	MarkBufferDirty(buf);
+	MarkBufferDirty(rbuf);
+	if (BufferIsValid(sbuf))
+	{
+		FbtPageGetOpaque(BufferGetPage(sbuf))->fbto_prev =
+			BufferGetBlockNumber(rbuf);
+		MarkBufferDirty(sbuf);
+	}
+	if (BufferIsValid(cbuf))
+	{
+		_fbt_apply_clear_incomplete_split(BufferGetPage(cbuf));
+		MarkBufferDirty(cbuf);
+	}
+	if (RelationNeedsWAL(rel))
+	{
+		XLogBeginInsert();
+		XLogRegisterData((char *) xlrec, SizeOfFbtSplit);
+		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+		XLogRegisterBufData(0, (char *) lognewitem, IndexTupleSize(lognewitem));
+		XLogRegisterBufData(0, (char *) hikey, IndexTupleSize(hikey));
+		XLogRegisterBuffer(1, rbuf, REGBUF_FORCE_IMAGE | REGBUF_STANDARD);
+		if (BufferIsValid(sbuf))
+			XLogRegisterBuffer(2, sbuf, REGBUF_STANDARD);
+		if (BufferIsValid(cbuf))
+			XLogRegisterBuffer(3, cbuf, REGBUF_STANDARD);
+		recptr = XLogInsert(FBT_RMGR_ID,
+							onleft ? XLOG_FBT_SPLIT_L : XLOG_FBT_SPLIT_R);
+	}
+	_fbt_edit_end(buf, recptr);
+	_fbt_edit_end(rbuf, recptr);
+	if (BufferIsValid(sbuf))
+		_fbt_edit_end(sbuf, recptr);
+	if (BufferIsValid(cbuf))
+		_fbt_edit_end(cbuf, recptr);
+	END_CRIT_SECTION();
+}
+
+/*
+ * _fbt_split() -- split page buf to make room for newitem at newitemoff.
+ *
+ * nposting, if not NULL, replaces the posting list just before newitemoff
+ * (a posting list split at postingoff, _fbt_insertonpg(); origitup is the
+ * new tuple before the split swapped its TID, which compact WAL logs;
+ * otherwise origitup is newitem).  buf is exclusively locked; cbuf, if valid, is a child whose
+ * INCOMPLETE_SPLIT flag this insertion clears.  Writes the left page (in
+ * place, keeping its block), a new right page and the old right sibling's
+ * left-link in one WAL record, marks the left page INCOMPLETE_SPLIT, and
+ * returns the right page exclusively locked; buf stays locked, cbuf is
+ * released.  *lefthikey receives the left page's new high key (a palloc'd
+ * pivot, suffix-truncated on leaves), which becomes the right page's
+ * downlink.
+ */
+static Buffer
+_fbt_split(Relation rel, Buffer buf, Buffer cbuf, OffsetNumber newitemoff,
+		   IndexTuple newitem, IndexTuple nposting, IndexTuple origitup,
+		   int postingoff, IndexTuple *lefthikey)
+{
+	Page		origpage = BufferGetPage(buf);
+	FbtPageOpaque oopaque = FbtPageGetOpaque(origpage);
+	bool		isleaf = P_ISLEAF(oopaque);
+	bool		isrightmost = P_RIGHTMOST(oopaque);
+	OffsetNumber firstdata = P_FIRSTDATAKEY(oopaque);
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(origpage);
+	int			nitems = maxoff - firstdata + 2;
+	IndexTuple *items;
+	Size	   *itemsz;
+	Size		hikeysz = 0;
+	int			firstright;
+	int			i;
+	IndexTuple	hikey;
+	IndexTuple	rightfirst = NULL;
+	Buffer		rbuf;
+	Buffer		sbuf = InvalidBuffer;
+	BlockNumber origblk = BufferGetBlockNumber(buf);
+	BlockNumber rightblk;
+	FbtWal		wal;
+	Page		limg;
+	Page		rimg;
+	FbtPageOpaque ropaque;
+
+	Assert(!P_INCOMPLETE_SPLIT(oopaque));
+
+	items = palloc(sizeof(IndexTuple) * nitems);
+	itemsz = palloc(sizeof(Size) * nitems);
+	i = _fbt_split_items(rel, buf, origpage, newitemoff, newitem, nposting,
+						 items, itemsz);
 	Assert(i == nitems);
 
 	if (!isrightmost)
@@ -801,24 +958,23 @@ _fbt_split(Relation rel, Buffer buf, Buffer cbuf, OffsetNumber newitemoff,
 							origblk, RelationGetRelationName(rel))));
 	}
 
-	_fbt_wal_start(&wal, rel);
-	limg = _fbt_wal_register(&wal, buf, false);
-	rimg = _fbt_wal_register(&wal, rbuf, true);
+	if (fbt_wal_compact)
+	{
+		/* built in temporary pages, copied in by _fbt_split_logged() */
+		limg = palloc(BLCKSZ);
+		rimg = palloc(BLCKSZ);
+	}
+	else
+	{
+		_fbt_wal_start(&wal, rel);
+		limg = _fbt_wal_register(&wal, buf, false);
+		rimg = _fbt_wal_register(&wal, rbuf, true);
+	}
 
 	/* left page: rebuilt in the image from the unchanged shared page */
-	_fbt_pageinit(limg, oopaque->fbto_level,
-				  (oopaque->fbto_flags & ~(FBTP_ROOT | FBTP_HAS_GARBAGE)) |
-				  FBTP_INCOMPLETE_SPLIT);
-	lopaque = FbtPageGetOpaque(limg);
-	lopaque->fbto_prev = oopaque->fbto_prev;
-	lopaque->fbto_next = rightblk;
-	if (PageAddItem(limg, (Item) hikey, MAXALIGN(IndexTupleSize(hikey)),
-					P_HIKEY, false, false) == InvalidOffsetNumber)
+	if (!_fbt_split_fill_left(limg, oopaque, rightblk, hikey, items, itemsz,
+							  firstright))
 		goto addfailed;
-	for (i = 0; i < firstright; i++)
-		if (PageAddItem(limg, (Item) items[i], itemsz[i], InvalidOffsetNumber,
-						false, false) == InvalidOffsetNumber)
-			goto addfailed;
 
 	/* right page */
 	_fbt_pageinit(rimg, oopaque->fbto_level,
@@ -842,25 +998,36 @@ _fbt_split(Relation rel, Buffer buf, Buffer cbuf, OffsetNumber newitemoff,
 			goto addfailed;
 	}
 
-	if (BufferIsValid(sbuf))
-	{
-		Page		simg = _fbt_wal_register(&wal, sbuf, false);
-
-		FbtPageGetOpaque(simg)->fbto_prev = rightblk;
-	}
-	if (BufferIsValid(cbuf))
-	{
-		Page		cimg = _fbt_wal_register(&wal, cbuf, false);
-
-		FbtPageGetOpaque(cimg)->fbto_flags &= ~FBTP_INCOMPLETE_SPLIT;
-	}
-
 	if (isleaf)
 		PredicateLockPageSplit(rel, origblk, rightblk);
 
-	START_CRIT_SECTION();
-	_fbt_wal_finish(&wal);
-	END_CRIT_SECTION();
+	if (fbt_wal_compact)
+	{
+		xl_fbt_split xlrec;
+		bool		onleft = false;
+
+		for (i = 0; i < firstright; i++)
+			if (items[i] == newitem)
+				onleft = true;
+		xlrec.level = oopaque->fbto_level;
+		xlrec.firstright = (uint16) firstright;
+		xlrec.newitemoff = newitemoff;
+		xlrec.postingoff = (uint16) postingoff;
+		_fbt_split_logged(rel, buf, rbuf, sbuf, cbuf, limg, rimg, &xlrec,
+						  onleft, origitup, hikey);
+		pfree(limg);
+		pfree(rimg);
+	}
+	else
+	{
+		if (BufferIsValid(sbuf))
+		{
+			Page		simg = _fbt_wal_register(&wal, sbuf, false);
+
+			FbtPageGetOpaque(simg)->fbto_prev = rightblk;
+		}
+		_fbt_wal_finish_completing(&wal, cbuf);
+	}
 
 	if (BufferIsValid(sbuf))
 		UnlockReleaseBuffer(sbuf);
@@ -872,10 +1039,95 @@ _fbt_split(Relation rel, Buffer buf, Buffer cbuf, OffsetNumber newitemoff,
 	return rbuf;
 
 addfailed:
-	_fbt_wal_abort(&wal);
+	if (!fbt_wal_compact)
+		_fbt_wal_abort(&wal);
 	elog(ERROR, "failed to add item to split page %u of index \"%s\"",
 		 origblk, RelationGetRelationName(rel));
 	return InvalidBuffer;		/* keep compiler quiet */
+}
+
+/*
+ * _fbt_insert_apply() -- the page edit of an insertion that fits: put itup
+ * at offnum, after replacing the posting list at offnum - 1 with nposting
+ * when that is not NULL (a posting list split: same size, fbtdedup.c).
+ *
+ * Run by the primary on the locked page (in compact mode the shared page,
+ * in its critical section; in generic mode the WAL image) and by redo of
+ * XLOG_FBT_INSERT_* (fbtxlog.c), so both make the same bytes: the line
+ * pointer's length is MAXALIGN(IndexTupleSize(itup)) on both.  Returns
+ * false when the page cannot take the tuple (no room, offset out of
+ * range); the posting list may then already be replaced.  Raises no
+ * error.
+ */
+bool
+_fbt_insert_apply(Page page, OffsetNumber offnum, IndexTuple itup,
+				  IndexTuple nposting)
+{
+	if (nposting != NULL &&
+		!PageIndexTupleOverwrite(page, OffsetNumberPrev(offnum),
+								 (Item) nposting,
+								 MAXALIGN(IndexTupleSize(nposting))))
+		return false;
+	return PageAddItem(page, (Item) itup, MAXALIGN(IndexTupleSize(itup)),
+					   offnum, false, false) != InvalidOffsetNumber;
+}
+
+/*
+ * _fbt_insert_logged() -- compact mode: insert itup at newitemoff on buf,
+ * which has room for it, and log XLOG_FBT_INSERT_LEAF, _UPPER (cbuf valid:
+ * the child whose split this downlink completes) or _POST (postingoff > 0:
+ * nposting replaces the posting list at newitemoff - 1, and origitup is
+ * the tuple before _fbt_swap_posting() gave it the list's last TID; redo
+ * repeats that swap).  Buffers stay locked and pinned.
+ */
+static void
+_fbt_insert_logged(Relation rel, Buffer buf, Buffer cbuf,
+				   IndexTuple origitup, IndexTuple itup, IndexTuple nposting,
+				   OffsetNumber newitemoff, int postingoff)
+{
+	Page		page = BufferGetPage(buf);
+	bool		isleaf = P_ISLEAF(FbtPageGetOpaque(page));
+	XLogRecPtr	recptr = InvalidXLogRecPtr;
+
+	START_CRIT_SECTION();
+	_fbt_edit_begin(buf);
+	if (BufferIsValid(cbuf))
+		_fbt_edit_begin(cbuf);
+	if (!_fbt_insert_apply(page, newitemoff, itup, nposting))
+		elog(PANIC, "failed to add new item to block %u in index \"%s\"",
+			 BufferGetBlockNumber(buf), RelationGetRelationName(rel));
+	MarkBufferDirty(buf);
+	if (BufferIsValid(cbuf))
+	{
+		_fbt_apply_clear_incomplete_split(BufferGetPage(cbuf));
+		MarkBufferDirty(cbuf);
+	}
+	if (RelationNeedsWAL(rel))
+	{
+		xl_fbt_insert xlrec;
+		IndexTuple	logged = postingoff > 0 ? origitup : itup;
+		uint8		info;
+
+		xlrec.offnum = newitemoff;
+		xlrec.postingoff = (uint16) postingoff;
+		if (postingoff > 0)
+			info = XLOG_FBT_INSERT_POST;
+		else if (isleaf)
+			info = XLOG_FBT_INSERT_LEAF;
+		else
+			info = XLOG_FBT_INSERT_UPPER;
+		XLogBeginInsert();
+		XLogRegisterData((char *) &xlrec, SizeOfFbtInsert);
+		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+		if (BufferIsValid(cbuf))
+			XLogRegisterBuffer(1, cbuf, REGBUF_STANDARD);
+		XLogRegisterBufData(0, (char *) logged, IndexTupleSize(logged));
+		recptr = XLogInsert(FBT_RMGR_ID, info);
+	}
+	_fbt_edit_end(buf, recptr);
+	if (BufferIsValid(cbuf))
+		_fbt_edit_end(cbuf, recptr);
+	END_CRIT_SECTION();
 }
 
 /*
@@ -893,6 +1145,7 @@ _fbt_insertonpg(Relation rel, Buffer buf, Buffer cbuf, FbtStack stack,
 	Page		page = BufferGetPage(buf);
 	FbtPageOpaque opaque = FbtPageGetOpaque(page);
 	Size		itemsz = MAXALIGN(IndexTupleSize(itup));
+	IndexTuple	origitup = itup;
 	IndexTuple	nposting = NULL;
 
 	if (postingoff > 0)
@@ -919,7 +1172,7 @@ _fbt_insertonpg(Relation rel, Buffer buf, Buffer cbuf, FbtStack stack,
 			elog(ERROR, "cannot split block %u of index \"%s\": its previous split is incomplete",
 				 BufferGetBlockNumber(buf), RelationGetRelationName(rel));
 		rbuf = _fbt_split(rel, buf, cbuf, newitemoff, itup, nposting,
-						  &lefthikey);
+						  origitup, postingoff, &lefthikey);
 		_fbt_insert_parent(rel, buf, rbuf, stack, isroot, lefthikey);
 		if (nposting != NULL)
 		{
@@ -928,6 +1181,9 @@ _fbt_insertonpg(Relation rel, Buffer buf, Buffer cbuf, FbtStack stack,
 		}
 		return;
 	}
+	else if (fbt_wal_compact)
+		_fbt_insert_logged(rel, buf, cbuf, origitup, itup, nposting,
+						   newitemoff, postingoff);
 	else
 	{
 		FbtWal		wal;
@@ -935,41 +1191,22 @@ _fbt_insertonpg(Relation rel, Buffer buf, Buffer cbuf, FbtStack stack,
 
 		_fbt_wal_start(&wal, rel);
 		img = _fbt_wal_register(&wal, buf, false);
-		if (nposting != NULL &&
-			!PageIndexTupleOverwrite(img, OffsetNumberPrev(newitemoff),
-									 (Item) nposting,
-									 MAXALIGN(IndexTupleSize(nposting))))
-		{
-			_fbt_wal_abort(&wal);
-			elog(ERROR, "failed to replace posting list at offset %u of block %u in index \"%s\"",
-				 OffsetNumberPrev(newitemoff), BufferGetBlockNumber(buf),
-				 RelationGetRelationName(rel));
-		}
-		if (PageAddItem(img, (Item) itup, itemsz, newitemoff,
-						false, false) == InvalidOffsetNumber)
+		if (!_fbt_insert_apply(img, newitemoff, itup, nposting))
 		{
 			_fbt_wal_abort(&wal);
 			elog(ERROR, "failed to add new item to block %u in index \"%s\"",
 				 BufferGetBlockNumber(buf), RelationGetRelationName(rel));
 		}
-		if (BufferIsValid(cbuf))
-		{
-			Page		cimg = _fbt_wal_register(&wal, cbuf, false);
+		_fbt_wal_finish_completing(&wal, cbuf);
+	}
 
-			FbtPageGetOpaque(cimg)->fbto_flags &= ~FBTP_INCOMPLETE_SPLIT;
-		}
-		START_CRIT_SECTION();
-		_fbt_wal_finish(&wal);
-		END_CRIT_SECTION();
-
-		UnlockReleaseBuffer(buf);
-		if (BufferIsValid(cbuf))
-			UnlockReleaseBuffer(cbuf);
-		if (nposting != NULL)
-		{
-			pfree(nposting);
-			pfree(itup);
-		}
+	UnlockReleaseBuffer(buf);
+	if (BufferIsValid(cbuf))
+		UnlockReleaseBuffer(cbuf);
+	if (nposting != NULL)
+	{
+		pfree(nposting);
+		pfree(itup);
 	}
 }
 

@@ -1024,6 +1024,86 @@ _fbt_wal_finish(FbtWal *wal)
 }
 
 /*
+ * Compact mode (fbtxlog.c): a change edits the shared pages in place inside
+ * a critical section, as nbtree's changes do, and logs a fastbtree record.
+ * The version protocol is the one above without an image: for each page,
+ *
+ *	_fbt_edit_begin(buf)	the version becomes the next odd value, then a
+ *							write barrier;
+ *	... the page-edit function, MarkBufferDirty(), XLogInsert() ...
+ *	_fbt_edit_end(buf, lsn)	PageSetLSN() when the change was logged, a
+ *							write barrier, then the version becomes even.
+ *
+ * So an optimistic reader that saw the same even version before and after
+ * its read cannot have overlapped the edit.  Nothing is forced into the
+ * record: redo runs the same edit on the standby's page, which differs
+ * from the primary's only in what fbt_mask() masks (hints, the version).
+ */
+
+/*
+ * _fbt_edit_begin() -- mark buf's page as being changed.
+ *
+ * buf: exclusively locked, in the caller's critical section.  Returns the
+ * odd version the page now carries: on a fastbtree page it is stored
+ * there; on a new page (all zeros) it is only returned, for the image
+ * _fbt_edit_replace() copies in.
+ */
+uint32
+_fbt_edit_begin(Buffer buf)
+{
+	Page		page = BufferGetPage(buf);
+	uint32		next;
+
+	Assert(CritSectionCount > 0);
+	if (PageIsNew(page) ||
+		PageGetSpecialSize(page) != MAXALIGN(sizeof(FbtPageOpaqueData)))
+		return _fbt_next_version(0);
+	next = _fbt_next_version(FbtPageGetOpaque(page)->fbto_version);
+	FbtPageGetOpaque(page)->fbto_version = next;
+	pg_write_barrier();
+	return next;
+}
+
+/*
+ * _fbt_edit_replace() -- overwrite buf's page with image (BLCKSZ bytes, a
+ * whole fastbtree page built elsewhere), carrying version, the odd value
+ * _fbt_edit_begin() returned: the shared version stays odd throughout the
+ * copy.  The page keeps its LSN until the caller's XLogInsert(): with the
+ * image's (zero), XLogInsert() would take the page for one not yet logged
+ * since the last checkpoint and add a full-page image.  image's version
+ * and LSN fields are overwritten.
+ */
+void
+_fbt_edit_replace(Buffer buf, Page image, uint32 version)
+{
+	Page		page = BufferGetPage(buf);
+
+	Assert(CritSectionCount > 0);
+	Assert((version & 1) == 1);
+	FbtPageGetOpaque(image)->fbto_version = version;
+	PageSetLSN(image, PageGetLSN(page));
+	memcpy(page, image, BLCKSZ);
+}
+
+/*
+ * _fbt_edit_end() -- the change of buf's page is complete.
+ *
+ * lsn: the record's end, or InvalidXLogRecPtr when the relation is not
+ * WAL-logged (unlogged and temporary indexes).  buf stays locked.
+ */
+void
+_fbt_edit_end(Buffer buf, XLogRecPtr lsn)
+{
+	Page		page = BufferGetPage(buf);
+
+	if (!XLogRecPtrIsInvalid(lsn))
+		PageSetLSN(page, lsn);
+	pg_write_barrier();
+	Assert((FbtPageGetOpaque(page)->fbto_version & 1) == 1);
+	FbtPageGetOpaque(page)->fbto_version += 1;
+}
+
+/*
  * _fbt_wal_abort() -- drop a change before _fbt_wal_finish(); the shared
  * pages were never touched.
  */

@@ -13,11 +13,11 @@
 # "sid" is added under /etc/apt/sources.list.d/), with assertions, TAP
 # support and ICU, and install it under /opt/fastbtree-pg/N: the server,
 # the contrib modules the tests use (amcheck, pageinspect, pg_buffercache,
-# pg_prewarm), the isolation tester and the TAP modules.  A finished build
-# made with the same options is reused: delete /opt/fastbtree-pg/N to force
-# a new one.  Takes 3 to 5 minutes on 2 cores; the build log is
-# /opt/fastbtree-pg/N.build/build.log, and the progress of each step is
-# printed.  The pg_config of the result is
+# pg_prewarm, pg_walinspect), the isolation tester and the TAP modules.  A
+# finished build made with the same options is reused: delete
+# /opt/fastbtree-pg/N to force a new one.  Takes 3 to 5 minutes on 2
+# cores; the build log is /opt/fastbtree-pg/N.build/build.log, and the
+# progress of each step is printed.  The pg_config of the result is
 # /opt/fastbtree-pg/N/bin/pg_config.
 #
 # --release (with --pg N): the same build without assertions, under
@@ -74,7 +74,7 @@ SOURCE_BUILD_PACKAGES=(
 # with other options is rebuilt.
 CONFIGURE_FLAGS="--enable-cassert --enable-debug --enable-tap-tests --with-icu"
 # the contrib modules the tests use, installed with the server
-CONTRIB_MODULES="amcheck pageinspect pg_buffercache pg_prewarm"
+CONTRIB_MODULES="amcheck pageinspect pg_buffercache pg_prewarm pg_walinspect"
 BUILD_ID="configure $CONFIGURE_FLAGS; contrib $CONTRIB_MODULES"
 
 die()

@@ -1,0 +1,482 @@
+/*-------------------------------------------------------------------------
+ *
+ * fbtxlog.c
+ *	  Compact WAL: fastbtree's resource manager.
+ *
+ *	  With fastbtree in shared_preload_libraries, _PG_init() registers a
+ *	  custom WAL resource manager (RegisterCustomRmgr(), PostgreSQL 15 and
+ *	  later) and page changes are logged as fastbtree's own records
+ *	  (fbtxlog.h), whose redo below calls the page-edit functions the
+ *	  primary ran.  Without preload the library cannot register one
+ *	  (core only allows it while shared_preload_libraries load), and
+ *	  every change is a generic WAL record (fbtpage.c).  The mode is
+ *	  fixed for the life of the postmaster and shown by the read-only
+ *	  setting fastbtree.wal_mode.
+ *
+ *	  Kinds of change not yet converted are generic WAL records in both
+ *	  modes; the two kinds of record mix in one WAL stream (README.design,
+ *	  "Compact WAL").
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/bufmask.h"
+#include "access/xlog_internal.h"
+#include "access/xlogutils.h"
+#include "miscadmin.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+
+#include "fastbtree.h"
+#include "fbtxlog.h"
+
+/* true once this postmaster registered the resource manager */
+bool		fbt_wal_compact = false;
+
+/* fastbtree.wal_mode: read-only, "compact" or "generic" */
+static char *fbt_wal_mode_string = NULL;
+
+/* redo's allocations, reset after each record */
+static MemoryContext fbt_redo_context = NULL;
+
+static RmgrData fbt_rmgr = {
+	.rm_name = FBT_RMGR_NAME,
+	.rm_redo = fbt_redo,
+	.rm_desc = fbt_desc,
+	.rm_identify = fbt_identify,
+	.rm_startup = fbt_xlog_startup,
+	.rm_cleanup = fbt_xlog_cleanup,
+	.rm_mask = fbt_mask,
+};
+
+/*
+ * _fbt_xlog_init() -- called by _PG_init(): register the resource manager
+ * when the library is being preloaded, and define fastbtree.wal_mode.
+ *
+ * RegisterCustomRmgr() raises ERROR (FATAL at postmaster start) when
+ * another preloaded library holds FBT_RMGR_ID.  Every process of a
+ * cluster has the postmaster's shared_preload_libraries (inherited by
+ * fork, or loaded again at start in EXEC_BACKEND builds), so
+ * fbt_wal_compact is the same in all of them.
+ */
+void
+_fbt_xlog_init(void)
+{
+	if (process_shared_preload_libraries_in_progress)
+	{
+		RegisterCustomRmgr(FBT_RMGR_ID, &fbt_rmgr);
+		fbt_wal_compact = true;
+	}
+	DefineCustomStringVariable("fastbtree.wal_mode",
+							   "Shows how fastbtree logs its page changes: \"compact\" (its own WAL records) or \"generic\" (generic WAL).",
+							   "compact when fastbtree is in shared_preload_libraries, generic otherwise; fixed at server start.",
+							   &fbt_wal_mode_string,
+							   fbt_wal_compact ? "compact" : "generic",
+							   PGC_INTERNAL,
+							   0,
+							   NULL, NULL, NULL);
+}
+
+/*
+ * The version counter after redo changed a page: the next odd value, as
+ * after a generic record's replay.  Optimistic reads are off during
+ * recovery; after it, the first locked visit makes the version even
+ * (_fbt_heal_version()).  fbt_mask() masks the field: the primary's
+ * shared page is even again after each change, and that store is not
+ * logged.
+ */
+static void
+_fbt_redo_version(Page page)
+{
+	if (PageGetSpecialSize(page) == MAXALIGN(sizeof(FbtPageOpaqueData)))
+	{
+		FbtPageOpaque opaque = FbtPageGetOpaque(page);
+
+		opaque->fbto_version = (opaque->fbto_version | 1) + 2;
+	}
+}
+
+/* Redo's page bookkeeping after an edit */
+static void
+_fbt_redo_done(Buffer buf, XLogRecPtr lsn)
+{
+	Page		page = BufferGetPage(buf);
+
+	_fbt_redo_version(page);
+	PageSetLSN(page, lsn);
+	MarkBufferDirty(buf);
+}
+
+/*
+ * Clear FBTP_INCOMPLETE_SPLIT on the child registered as block_id: the
+ * downlink logged with it completes that child's split.  Returns the
+ * child's buffer, still locked (or InvalidBuffer): the caller releases it
+ * only after the parent has the downlink, so that a standby reader (the
+ * checker's downlink check) never sees the flag cleared and the downlink
+ * missing, as on the primary, where both change under the same locks.
+ */
+static Buffer
+_fbt_redo_clear_incomplete_split(XLogReaderState *record, uint8 block_id)
+{
+	Buffer		buf;
+
+	if (XLogReadBufferForRedo(record, block_id, &buf) == BLK_NEEDS_REDO)
+	{
+		_fbt_apply_clear_incomplete_split(BufferGetPage(buf));
+		_fbt_redo_done(buf, record->EndRecPtr);
+	}
+	return buf;
+}
+
+/* XLOG_FBT_INSERT_LEAF, _UPPER, _POST */
+static void
+_fbt_redo_insert(XLogReaderState *record, bool upper, bool posting)
+{
+	xl_fbt_insert *xlrec = (xl_fbt_insert *) XLogRecGetData(record);
+	Buffer		buf;
+	Buffer		cbuf = InvalidBuffer;
+
+	/* the child first, as nbtree replays its INSERT_UPPER */
+	if (upper && XLogRecHasBlockRef(record, 1))
+		cbuf = _fbt_redo_clear_incomplete_split(record, 1);
+
+	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
+	{
+		Page		page = BufferGetPage(buf);
+		Size		len;
+		char	   *data = XLogRecGetBlockData(record, 0, &len);
+		IndexTuple	itup;
+		IndexTuple	nposting = NULL;
+
+		if (len < sizeof(IndexTupleData) || IndexTupleSize((IndexTuple) data) != len)
+			elog(PANIC, "fastbtree insert record at %X/%X: tuple of %zu bytes malformed",
+				 LSN_FORMAT_ARGS(record->ReadRecPtr), len);
+		itup = (IndexTuple) palloc(len);
+		memcpy(itup, data, len);
+		if (posting)
+		{
+			ItemId		itemid;
+			IndexTuple	oposting;
+
+			if (xlrec->offnum <= FirstOffsetNumber ||
+				xlrec->offnum - 1 > PageGetMaxOffsetNumber(page))
+				elog(PANIC, "fastbtree posting list split record at %X/%X: offset %u out of range",
+					 LSN_FORMAT_ARGS(record->ReadRecPtr), xlrec->offnum);
+			itemid = PageGetItemId(page, xlrec->offnum - 1);
+			oposting = (IndexTuple) PageGetItem(page, itemid);
+			nposting = _fbt_swap_posting(itup, oposting, xlrec->postingoff);
+		}
+		if (!_fbt_insert_apply(page, xlrec->offnum, itup, nposting))
+			elog(PANIC, "fastbtree insert record at %X/%X: could not add the tuple at offset %u",
+				 LSN_FORMAT_ARGS(record->ReadRecPtr), xlrec->offnum);
+		_fbt_redo_done(buf, record->EndRecPtr);
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+	if (BufferIsValid(cbuf))
+		UnlockReleaseBuffer(cbuf);
+}
+
+/*
+ * A tuple of a record's block data at *pos (not necessarily aligned),
+ * copied out; *pos advances past it.  PANIC if it overruns end.
+ */
+static IndexTuple
+_fbt_redo_tuple(XLogReaderState *record, char **pos, char *end)
+{
+	IndexTupleData header;
+	Size		size;
+	IndexTuple	itup;
+
+	if (end - *pos < (long) sizeof(IndexTupleData))
+		elog(PANIC, "fastbtree record at %X/%X: block data too short for a tuple",
+			 LSN_FORMAT_ARGS(record->ReadRecPtr));
+	memcpy(&header, *pos, sizeof(IndexTupleData));
+	size = IndexTupleSize(&header);
+	if (size < sizeof(IndexTupleData) || end - *pos < (long) size)
+		elog(PANIC, "fastbtree record at %X/%X: tuple of %zu bytes overruns the block data",
+			 LSN_FORMAT_ARGS(record->ReadRecPtr), size);
+	itup = (IndexTuple) palloc(size);
+	memcpy(itup, *pos, size);
+	*pos += size;
+	return itup;
+}
+
+/* XLOG_FBT_SPLIT_L, _R */
+static void
+_fbt_redo_split(XLogReaderState *record)
+{
+	xl_fbt_split *xlrec = (xl_fbt_split *) XLogRecGetData(record);
+	BlockNumber rightblk;
+	Buffer		lbuf;
+	Buffer		rbuf;
+	Buffer		sbuf = InvalidBuffer;
+	Buffer		cbuf = InvalidBuffer;
+
+	XLogRecGetBlockTag(record, 1, NULL, NULL, &rightblk);
+
+	/* a child whose split this one completes, first, as nbtree's redo */
+	if (XLogRecHasBlockRef(record, 3))
+		cbuf = _fbt_redo_clear_incomplete_split(record, 3);
+
+	/*
+	 * The right page is a full image.  Every page stays locked until all
+	 * are done, the old right sibling's left-link included, and they are
+	 * released together (as nbtree's redo since PostgreSQL 14): a standby
+	 * reader, or fastbtree_check() on a standby, sees the split whole or
+	 * not at all.
+	 */
+	if (XLogReadBufferForRedo(record, 1, &rbuf) != BLK_RESTORED)
+		elog(PANIC, "fastbtree split record at %X/%X: no image of the right page",
+			 LSN_FORMAT_ARGS(record->ReadRecPtr));
+
+	if (XLogReadBufferForRedo(record, 0, &lbuf) == BLK_NEEDS_REDO)
+	{
+		Page		page = BufferGetPage(lbuf);
+		FbtPageOpaqueData oopaque = *FbtPageGetOpaque(page);
+		Size		len;
+		char	   *pos = XLogRecGetBlockData(record, 0, &len);
+		char	   *end = pos + len;
+		IndexTuple	newitem = _fbt_redo_tuple(record, &pos, end);
+		IndexTuple	hikey = _fbt_redo_tuple(record, &pos, end);
+		IndexTuple	nposting = NULL;
+		OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+		int			nitems = maxoff - P_FIRSTDATAKEY(&oopaque) + 2;
+		IndexTuple *items;
+		Size	   *itemsz;
+		Page		left;
+
+		if (xlrec->postingoff > 0)
+		{
+			if (xlrec->newitemoff <= P_FIRSTDATAKEY(&oopaque) ||
+				xlrec->newitemoff - 1 > maxoff)
+				elog(PANIC, "fastbtree split record at %X/%X: posting list offset %u out of range",
+					 LSN_FORMAT_ARGS(record->ReadRecPtr), xlrec->newitemoff - 1);
+			nposting = _fbt_swap_posting(newitem,
+										 (IndexTuple) PageGetItem(page,
+																  PageGetItemId(page, xlrec->newitemoff - 1)),
+										 xlrec->postingoff);
+		}
+		items = palloc(sizeof(IndexTuple) * nitems);
+		itemsz = palloc(sizeof(Size) * nitems);
+		if (nitems < 1 || xlrec->firstright > nitems ||
+			_fbt_split_items(NULL, InvalidBuffer, page, xlrec->newitemoff,
+							 newitem, nposting, items, itemsz) != nitems)
+			elog(PANIC, "fastbtree split record at %X/%X: %d items do not match the record",
+				 LSN_FORMAT_ARGS(record->ReadRecPtr), nitems);
+		left = palloc(BLCKSZ);
+		if (!_fbt_split_fill_left(left, &oopaque, rightblk, hikey, items,
+								  itemsz, xlrec->firstright))
+			elog(PANIC, "fastbtree split record at %X/%X: the left page cannot be rebuilt",
+				 LSN_FORMAT_ARGS(record->ReadRecPtr));
+		FbtPageGetOpaque(left)->fbto_version = oopaque.fbto_version;
+		memcpy(page, left, BLCKSZ);
+		_fbt_redo_done(lbuf, record->EndRecPtr);
+	}
+
+	/* the old right sibling's left-link */
+	if (XLogRecHasBlockRef(record, 2) &&
+		XLogReadBufferForRedo(record, 2, &sbuf) == BLK_NEEDS_REDO)
+	{
+		FbtPageGetOpaque(BufferGetPage(sbuf))->fbto_prev = rightblk;
+		_fbt_redo_done(sbuf, record->EndRecPtr);
+	}
+
+	if (BufferIsValid(sbuf))
+		UnlockReleaseBuffer(sbuf);
+	if (BufferIsValid(lbuf))
+		UnlockReleaseBuffer(lbuf);
+	UnlockReleaseBuffer(rbuf);
+	if (BufferIsValid(cbuf))
+		UnlockReleaseBuffer(cbuf);
+}
+
+/* XLOG_FBT_DEDUP */
+static void
+_fbt_redo_dedup(XLogReaderState *record)
+{
+	xl_fbt_dedup *xlrec = (xl_fbt_dedup *) XLogRecGetData(record);
+	Buffer		buf;
+
+	if (XLogReadBufferForRedo(record, 0, &buf) == BLK_NEEDS_REDO)
+	{
+		Page		page = BufferGetPage(buf);
+		uint32		version = FbtPageGetOpaque(page)->fbto_version;
+		Size		len;
+		char	   *data = XLogRecGetBlockData(record, 0, &len);
+		FbtDedupInterval *intervals;
+		Page		newpage;
+
+		if (xlrec->nintervals == 0 ||
+			len != xlrec->nintervals * sizeof(FbtDedupInterval))
+			elog(PANIC, "fastbtree dedup record at %X/%X: %zu bytes for %u intervals",
+				 LSN_FORMAT_ARGS(record->ReadRecPtr), len, xlrec->nintervals);
+		intervals = palloc(len);
+		memcpy(intervals, data, len);
+		newpage = palloc(BLCKSZ);
+		if (!_fbt_dedup_apply(page, newpage, intervals, xlrec->nintervals))
+			elog(PANIC, "fastbtree dedup record at %X/%X: the intervals do not fit the page",
+				 LSN_FORMAT_ARGS(record->ReadRecPtr));
+		FbtPageGetOpaque(newpage)->fbto_version = version;
+		memcpy(page, newpage, BLCKSZ);
+		_fbt_redo_done(buf, record->EndRecPtr);
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+}
+
+/*
+ * fbt_redo() -- the resource manager's rm_redo: replay one fastbtree
+ * record.  Runs in the startup process; pages are locked by
+ * XLogReadBufferForRedo() as nbtree's redo locks them.  A record that
+ * cannot be applied is a PANIC, as in core's resource managers.
+ */
+void
+fbt_redo(XLogReaderState *record)
+{
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+	MemoryContext oldcxt = MemoryContextSwitchTo(fbt_redo_context);
+
+	switch (info)
+	{
+		case XLOG_FBT_INSERT_LEAF:
+			_fbt_redo_insert(record, false, false);
+			break;
+		case XLOG_FBT_INSERT_UPPER:
+			_fbt_redo_insert(record, true, false);
+			break;
+		case XLOG_FBT_INSERT_POST:
+			_fbt_redo_insert(record, false, true);
+			break;
+		case XLOG_FBT_SPLIT_L:
+		case XLOG_FBT_SPLIT_R:
+			_fbt_redo_split(record);
+			break;
+		case XLOG_FBT_DEDUP:
+			_fbt_redo_dedup(record);
+			break;
+		default:
+			elog(PANIC, "fastbtree redo: unknown record kind %u", info);
+	}
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextReset(fbt_redo_context);
+}
+
+/*
+ * fbt_identify() -- rm_identify: the name of a record kind (pg_walinspect's
+ * record_type), NULL for an unknown one.
+ */
+const char *
+fbt_identify(uint8 info)
+{
+	switch (info & ~XLR_INFO_MASK)
+	{
+		case XLOG_FBT_INSERT_LEAF:
+			return "INSERT_LEAF";
+		case XLOG_FBT_INSERT_UPPER:
+			return "INSERT_UPPER";
+		case XLOG_FBT_INSERT_POST:
+			return "INSERT_POST";
+		case XLOG_FBT_SPLIT_L:
+			return "SPLIT_L";
+		case XLOG_FBT_SPLIT_R:
+			return "SPLIT_R";
+		case XLOG_FBT_DEDUP:
+			return "DEDUP";
+	}
+	return NULL;
+}
+
+/*
+ * fbt_desc() -- rm_desc: a record's fields, as pg_walinspect's description
+ * shows them (the block references are shown by core).
+ */
+void
+fbt_desc(StringInfo buf, XLogReaderState *record)
+{
+	char	   *rec = XLogRecGetData(record);
+
+	switch (XLogRecGetInfo(record) & ~XLR_INFO_MASK)
+	{
+		case XLOG_FBT_INSERT_LEAF:
+		case XLOG_FBT_INSERT_UPPER:
+		case XLOG_FBT_INSERT_POST:
+			{
+				xl_fbt_insert *xlrec = (xl_fbt_insert *) rec;
+
+				appendStringInfo(buf, "off: %u", xlrec->offnum);
+				if (xlrec->postingoff != 0)
+					appendStringInfo(buf, ", postingoff: %u", xlrec->postingoff);
+				break;
+			}
+		case XLOG_FBT_SPLIT_L:
+		case XLOG_FBT_SPLIT_R:
+			{
+				xl_fbt_split *xlrec = (xl_fbt_split *) rec;
+
+				appendStringInfo(buf, "level: %u, firstright: %u, newitemoff: %u",
+								 xlrec->level, xlrec->firstright,
+								 xlrec->newitemoff);
+				if (xlrec->postingoff != 0)
+					appendStringInfo(buf, ", postingoff: %u", xlrec->postingoff);
+				break;
+			}
+		case XLOG_FBT_DEDUP:
+			appendStringInfo(buf, "nintervals: %u",
+							 ((xl_fbt_dedup *) rec)->nintervals);
+			break;
+	}
+}
+
+/*
+ * fbt_xlog_startup() / fbt_xlog_cleanup() -- rm_startup / rm_cleanup: the
+ * memory context of redo's allocations, for the length of recovery.
+ */
+void
+fbt_xlog_startup(void)
+{
+	fbt_redo_context = AllocSetContextCreate(CurrentMemoryContext,
+											 "fastbtree redo",
+											 ALLOCSET_DEFAULT_SIZES);
+}
+
+void
+fbt_xlog_cleanup(void)
+{
+	MemoryContextDelete(fbt_redo_context);
+	fbt_redo_context = NULL;
+}
+
+/*
+ * fbt_mask() -- rm_mask: blank what a fastbtree page may differ in between
+ * the primary and a replay of its WAL, for wal_consistency_checking.
+ *
+ * pagedata: a BLCKSZ copy of the page (the primary's full-page image or
+ * the replayed page); changed in place.  Masked as nbtree masks its pages
+ * (btree_mask()), plus the version counter: the LSN and checksum, hint
+ * bits and the unused space; on leaves the line pointer flags (LP_DEAD is
+ * set without WAL by scans and unique checks) and FBTP_HAS_GARBAGE; the
+ * vacuum cycle id; fbto_version (the primary's page is even again after
+ * each change, redo leaves it odd).
+ */
+void
+fbt_mask(char *pagedata, BlockNumber blkno)
+{
+	Page		page = (Page) pagedata;
+	FbtPageOpaque opaque;
+
+	mask_page_lsn_and_checksum(page);
+	mask_page_hint_bits(page);
+	mask_unused_space(page);
+
+	if (PageIsNew(page) ||
+		PageGetSpecialSize(page) != MAXALIGN(sizeof(FbtPageOpaqueData)))
+		return;
+	opaque = FbtPageGetOpaque(page);
+	opaque->fbto_version = 0;
+	if (P_ISLEAF(opaque))
+		mask_lp_flags(page);
+	opaque->fbto_flags &= ~FBTP_HAS_GARBAGE;
+	opaque->fbto_cycleid = 0;
+}
