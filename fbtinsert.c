@@ -1228,7 +1228,6 @@ _fbt_newroot(Relation rel, Buffer lbuf, Buffer rbuf, IndexTuple lefthikey)
 	FbtWal		wal;
 	Page		rootimg;
 	Page		metaimg;
-	Page		limg;
 
 	leftitem = _fbt_pivot_minus_infinity(NULL);
 	FbtPivotSetDownLink(leftitem, BufferGetBlockNumber(lbuf));
@@ -1238,10 +1237,18 @@ _fbt_newroot(Relation rel, Buffer lbuf, Buffer rbuf, IndexTuple lefthikey)
 	rootbuf = _fbt_allocbuf(rel);
 	metabuf = _fbt_getbuf(rel, FBT_METAPAGE, FBT_WRITE);
 
-	_fbt_wal_start(&wal, rel);
-	rootimg = _fbt_wal_register(&wal, rootbuf, true);
-	metaimg = _fbt_wal_register(&wal, metabuf, false);
-	limg = _fbt_wal_register(&wal, lbuf, false);
+	if (fbt_wal_compact)
+	{
+		rootimg = palloc(BLCKSZ);
+		metaimg = palloc(BLCKSZ);
+		memcpy(metaimg, BufferGetPage(metabuf), BLCKSZ);
+	}
+	else
+	{
+		_fbt_wal_start(&wal, rel);
+		rootimg = _fbt_wal_register(&wal, rootbuf, true);
+		metaimg = _fbt_wal_register(&wal, metabuf, false);
+	}
 
 	_fbt_pageinit(rootimg, level, FBTP_ROOT);
 	if (PageAddItem(rootimg, (Item) leftitem, MAXALIGN(IndexTupleSize(leftitem)),
@@ -1250,17 +1257,22 @@ _fbt_newroot(Relation rel, Buffer lbuf, Buffer rbuf, IndexTuple lefthikey)
 					MAXALIGN(IndexTupleSize(rightitem)),
 					P_FIRSTKEY, false, false) == InvalidOffsetNumber)
 	{
-		_fbt_wal_abort(&wal);
+		if (!fbt_wal_compact)
+			_fbt_wal_abort(&wal);
 		elog(ERROR, "failed to add downlinks to new root page of index \"%s\"",
 			 RelationGetRelationName(rel));
 	}
 	FbtPageGetMeta(metaimg)->fbtm_root = BufferGetBlockNumber(rootbuf);
 	FbtPageGetMeta(metaimg)->fbtm_level = level;
-	FbtPageGetOpaque(limg)->fbto_flags &= ~FBTP_INCOMPLETE_SPLIT;
 
-	START_CRIT_SECTION();
-	_fbt_wal_finish(&wal);
-	END_CRIT_SECTION();
+	if (fbt_wal_compact)
+	{
+		_fbt_newroot_logged(rel, rootbuf, rootimg, metabuf, metaimg, lbuf);
+		pfree(rootimg);
+		pfree(metaimg);
+	}
+	else
+		_fbt_wal_finish_completing(&wal, lbuf);
 
 	UnlockReleaseBuffer(metabuf);
 	UnlockReleaseBuffer(rootbuf);

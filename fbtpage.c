@@ -23,6 +23,7 @@
 #include "utils/snapmgr.h"
 
 #include "fastbtree.h"
+#include "fbtxlog.h"
 
 static void _fbt_checkpage_failed(Relation rel, Buffer buf);
 
@@ -256,13 +257,30 @@ _fbt_getroot(Relation rel, int access, bool create, FbtScanPins *pins,
 				continue;
 			}
 			rootbuf = _fbt_allocbuf(rel);
-			_fbt_wal_start(&wal, rel);
-			rootimg = _fbt_wal_register(&wal, rootbuf, true);
-			metaimg = _fbt_wal_register(&wal, metabuf, false);
+			if (fbt_wal_compact)
+			{
+				rootimg = palloc(BLCKSZ);
+				metaimg = palloc(BLCKSZ);
+				memcpy(metaimg, BufferGetPage(metabuf), BLCKSZ);
+			}
+			else
+			{
+				_fbt_wal_start(&wal, rel);
+				rootimg = _fbt_wal_register(&wal, rootbuf, true);
+				metaimg = _fbt_wal_register(&wal, metabuf, false);
+			}
 			_fbt_pageinit(rootimg, 0, FBTP_LEAF | FBTP_ROOT);
 			FbtPageGetMeta(metaimg)->fbtm_root = BufferGetBlockNumber(rootbuf);
 			FbtPageGetMeta(metaimg)->fbtm_level = 0;
-			_fbt_wal_finish(&wal);
+			if (fbt_wal_compact)
+			{
+				_fbt_newroot_logged(rel, rootbuf, rootimg, metabuf, metaimg,
+									InvalidBuffer);
+				pfree(rootimg);
+				pfree(metaimg);
+			}
+			else
+				_fbt_wal_finish(&wal);
 			UnlockReleaseBuffer(metabuf);
 			(void) _fbt_getmeta(rel, true);
 
@@ -1101,6 +1119,55 @@ _fbt_edit_end(Buffer buf, XLogRecPtr lsn)
 	pg_write_barrier();
 	Assert((FbtPageGetOpaque(page)->fbto_version & 1) == 1);
 	FbtPageGetOpaque(page)->fbto_version += 1;
+}
+
+/*
+ * _fbt_newroot_logged() -- compact mode: install a new root and the
+ * metapage pointing to it, both built in temporary pages (rootimg,
+ * metaimg; BLCKSZ each), over rootbuf and metabuf, clear lbuf's (the old
+ * root's) FBTP_INCOMPLETE_SPLIT when lbuf is valid, and log
+ * XLOG_FBT_NEWROOT.  All buffers exclusively locked, and left so.
+ */
+void
+_fbt_newroot_logged(Relation rel, Buffer rootbuf, Page rootimg,
+					Buffer metabuf, Page metaimg, Buffer lbuf)
+{
+	XLogRecPtr	recptr = InvalidXLogRecPtr;
+	uint32		rootversion;
+	uint32		metaversion;
+
+	START_CRIT_SECTION();
+	rootversion = _fbt_edit_begin(rootbuf);
+	metaversion = _fbt_edit_begin(metabuf);
+	if (BufferIsValid(lbuf))
+		(void) _fbt_edit_begin(lbuf);
+	_fbt_edit_replace(rootbuf, rootimg, rootversion);
+	_fbt_edit_replace(metabuf, metaimg, metaversion);
+	MarkBufferDirty(rootbuf);
+	MarkBufferDirty(metabuf);
+	if (BufferIsValid(lbuf))
+	{
+		_fbt_apply_clear_incomplete_split(BufferGetPage(lbuf));
+		MarkBufferDirty(lbuf);
+	}
+	if (RelationNeedsWAL(rel))
+	{
+		xl_fbt_newroot xlrec;
+
+		xlrec.level = FbtPageGetOpaque(rootimg)->fbto_level;
+		XLogBeginInsert();
+		XLogRegisterData((char *) &xlrec, SizeOfFbtNewroot);
+		XLogRegisterBuffer(0, rootbuf, REGBUF_FORCE_IMAGE | REGBUF_STANDARD);
+		XLogRegisterBuffer(1, metabuf, REGBUF_FORCE_IMAGE | REGBUF_STANDARD);
+		if (BufferIsValid(lbuf))
+			XLogRegisterBuffer(2, lbuf, REGBUF_STANDARD);
+		recptr = XLogInsert(FBT_RMGR_ID, XLOG_FBT_NEWROOT);
+	}
+	_fbt_edit_end(rootbuf, recptr);
+	_fbt_edit_end(metabuf, recptr);
+	if (BufferIsValid(lbuf))
+		_fbt_edit_end(lbuf, recptr);
+	END_CRIT_SECTION();
 }
 
 /*

@@ -326,6 +326,29 @@ _fbt_redo_dedup(XLogReaderState *record)
 		UnlockReleaseBuffer(buf);
 }
 
+/* XLOG_FBT_NEWROOT */
+static void
+_fbt_redo_newroot(XLogReaderState *record)
+{
+	Buffer		rootbuf;
+	Buffer		metabuf;
+	Buffer		lbuf = InvalidBuffer;
+
+	/* images; all three pages are released together */
+	if (XLogReadBufferForRedo(record, 0, &rootbuf) != BLK_RESTORED)
+		elog(PANIC, "fastbtree new root record at %X/%X: no image of the root",
+			 LSN_FORMAT_ARGS(record->ReadRecPtr));
+	if (XLogRecHasBlockRef(record, 2))
+		lbuf = _fbt_redo_clear_incomplete_split(record, 2);
+	if (XLogReadBufferForRedo(record, 1, &metabuf) != BLK_RESTORED)
+		elog(PANIC, "fastbtree new root record at %X/%X: no image of the metapage",
+			 LSN_FORMAT_ARGS(record->ReadRecPtr));
+	UnlockReleaseBuffer(metabuf);
+	if (BufferIsValid(lbuf))
+		UnlockReleaseBuffer(lbuf);
+	UnlockReleaseBuffer(rootbuf);
+}
+
 /*
  * fbt_redo() -- the resource manager's rm_redo: replay one fastbtree
  * record.  Runs in the startup process; pages are locked by
@@ -356,6 +379,9 @@ fbt_redo(XLogReaderState *record)
 		case XLOG_FBT_DEDUP:
 			_fbt_redo_dedup(record);
 			break;
+		case XLOG_FBT_NEWROOT:
+			_fbt_redo_newroot(record);
+			break;
 		default:
 			elog(PANIC, "fastbtree redo: unknown record kind %u", info);
 	}
@@ -384,6 +410,8 @@ fbt_identify(uint8 info)
 			return "SPLIT_R";
 		case XLOG_FBT_DEDUP:
 			return "DEDUP";
+		case XLOG_FBT_NEWROOT:
+			return "NEWROOT";
 	}
 	return NULL;
 }
@@ -425,6 +453,10 @@ fbt_desc(StringInfo buf, XLogReaderState *record)
 		case XLOG_FBT_DEDUP:
 			appendStringInfo(buf, "nintervals: %u",
 							 ((xl_fbt_dedup *) rec)->nintervals);
+			break;
+		case XLOG_FBT_NEWROOT:
+			appendStringInfo(buf, "level: %u",
+							 ((xl_fbt_newroot *) rec)->level);
 			break;
 	}
 }

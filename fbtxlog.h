@@ -47,6 +47,7 @@
 #define XLOG_FBT_SPLIT_L		0x30	/* page split, new tuple on the left */
 #define XLOG_FBT_SPLIT_R		0x40	/* page split, new tuple on the right */
 #define XLOG_FBT_DEDUP			0x50	/* deduplication pass on a leaf */
+#define XLOG_FBT_NEWROOT		0x60	/* a new root, and the metapage */
 
 /*
  * XLOG_FBT_INSERT_*: main data xl_fbt_insert; block 0 the page the tuple
@@ -101,6 +102,22 @@ typedef struct xl_fbt_dedup
 } xl_fbt_dedup;
 
 #define SizeOfFbtDedup		(offsetof(xl_fbt_dedup, nintervals) + sizeof(uint16))
+
+/*
+ * XLOG_FBT_NEWROOT: main data xl_fbt_newroot.  Block 0 is the new root,
+ * block 1 the metapage pointing to it, both logged as full images (a new
+ * root holds two downlinks, or nothing when it is the first leaf, and the
+ * metapage's data is a few dozen bytes: their images, hole removed, are
+ * about nbtree's record size).  Block 2, when the root split, is the old
+ * root (now the new root's left child), whose FBTP_INCOMPLETE_SPLIT is
+ * cleared.
+ */
+typedef struct xl_fbt_newroot
+{
+	uint32		level;			/* the new root's level */
+} xl_fbt_newroot;
+
+#define SizeOfFbtNewroot	(offsetof(xl_fbt_newroot, level) + sizeof(uint32))
 
 /* fbtxlog.c */
 extern bool fbt_wal_compact;

@@ -119,13 +119,13 @@ my %kinds = map { split /\|/ } split /\n/, $primary->safe_psql(
 	'postgres', qq{
 SELECT record_type, count(*) FROM pg_get_wal_records_info('$start', '$end')
 WHERE resource_manager = 'fastbtree' GROUP BY 1 ORDER BY 1});
-for my $kind (qw(INSERT_LEAF INSERT_UPPER INSERT_POST SPLIT_L SPLIT_R DEDUP))
+for my $kind (qw(INSERT_LEAF INSERT_UPPER INSERT_POST SPLIT_L SPLIT_R DEDUP NEWROOT))
 {
 	ok(($kinds{$kind} // 0) > 0,
 		"compact mode logs $kind records (" . ($kinds{$kind} // 0) . ')');
 }
 is(join(',', sort keys %kinds),
-	'DEDUP,INSERT_LEAF,INSERT_POST,INSERT_UPPER,SPLIT_L,SPLIT_R',
+	'DEDUP,INSERT_LEAF,INSERT_POST,INSERT_UPPER,NEWROOT,SPLIT_L,SPLIT_R',
 	'every fastbtree record is named by rm_identify');
 
 # rm_desc, through pg_walinspect: the first description of the records of
@@ -154,6 +154,14 @@ like(first_description('SPLIT_L,SPLIT_R', "AND description LIKE '%postingoff%'")
 	'a posting list split inside a page split is logged');
 like(first_description('DEDUP', ''),
 	qr/^nintervals: [1-9]\d*$/, 'rm_desc describes DEDUP');
+like(
+	$primary->safe_psql(
+		'postgres', qq{
+SELECT string_agg(description, ',' ORDER BY start_lsn)
+FROM pg_get_wal_records_info('$start', '$end')
+WHERE record_type = 'NEWROOT' AND block_ref LIKE '% rel %/' || pg_relation_filenode('t_s') || ' %'}),
+	qr/level: 1,level: 2$/,
+	'rm_desc describes NEWROOT: t_s grew two levels');
 
 # An int4 leaf insert logs its tuple and offset, not a byte delta of the
 # page (a generic record of a mid-page insert is about 1,300 bytes)
@@ -273,15 +281,19 @@ INSERT INTO t SELECT g, g % 50, md5(g::text) FROM generate_series($next, $next +
 		'postgres', qq{
 SELECT count(*) FROM pg_get_wal_records_info('$from', '$to')
 WHERE resource_manager = 'fastbtree'});
-	# (compact mode still logs the kinds of change not yet converted, page
-	# splits among them, as generic records)
+	my $generic = $primary->safe_psql(
+		'postgres', qq{
+SELECT count(*) FROM pg_get_wal_records_info('$from', '$to')
+WHERE resource_manager = 'Generic'});
 	if ($mode eq 'compact')
 	{
 		ok($ours >= 3000, "compact mode: the inserts log fastbtree records ($ours)");
+		is($generic, 0, 'compact mode: and no generic record');
 	}
 	else
 	{
 		is($ours, 0, 'generic mode: no fastbtree record');
+		ok($generic >= 3000, "generic mode: the inserts log generic records ($generic)");
 	}
 	$expect = $primary->safe_psql('postgres', $seqscan);
 	is($primary->safe_psql('postgres', $answers), $expect,
