@@ -1094,9 +1094,14 @@ typedef struct FbtWal
 extern void _fbt_wal_start(FbtWal *wal, Relation rel);
 extern Page _fbt_wal_register(FbtWal *wal, Buffer buf, bool fullimage);
 extern void _fbt_wal_finish(FbtWal *wal);
+extern void _fbt_wal_finish_completing(FbtWal *wal, Buffer cbuf);
 extern void _fbt_wal_abort(FbtWal *wal);
-extern void _fbt_newroot_logged(Relation rel, Buffer rootbuf, Page rootimg,
-								Buffer metabuf, Page metaimg, Buffer lbuf);
+extern void _fbt_newroot_start(Relation rel, FbtWal *wal, Buffer rootbuf,
+							   Buffer metabuf, Page *rootimg, Page *metaimg);
+extern void _fbt_newroot_abort(FbtWal *wal);
+extern void _fbt_newroot_finish(Relation rel, FbtWal *wal, Buffer rootbuf,
+								Page rootimg, Buffer metabuf, Page metaimg,
+								Buffer lbuf);
 extern uint32 _fbt_edit_begin(Buffer buf);
 extern void _fbt_edit_replace(Buffer buf, Page image, uint32 version);
 extern void _fbt_edit_end(Buffer buf, XLogRecPtr lsn);

@@ -690,22 +690,6 @@ _fbt_split_singleval(Relation rel, Buffer buf, IndexTuple *items, int nitems,
 }
 
 /*
- * _fbt_wal_finish_completing() -- generic mode: add to wal the child cbuf
- * (exclusively locked, or InvalidBuffer) whose incomplete split the
- * change completes, clearing its FBTP_INCOMPLETE_SPLIT, and log the change
- * (_fbt_wal_finish(), in a critical section).  Buffers stay locked.
- */
-static void
-_fbt_wal_finish_completing(FbtWal *wal, Buffer cbuf)
-{
-	if (BufferIsValid(cbuf))
-		_fbt_apply_clear_incomplete_split(_fbt_wal_register(wal, cbuf, false));
-	START_CRIT_SECTION();
-	_fbt_wal_finish(wal);
-	END_CRIT_SECTION();
-}
-
-/*
  * _fbt_split_items() -- the data items of a page being split, in key
  * order, with newitem inserted before the item at newitemoff (or last) and
  * nposting, when not NULL, in place of the posting list at newitemoff - 1.
@@ -1237,19 +1221,7 @@ _fbt_newroot(Relation rel, Buffer lbuf, Buffer rbuf, IndexTuple lefthikey)
 	rootbuf = _fbt_allocbuf(rel);
 	metabuf = _fbt_getbuf(rel, FBT_METAPAGE, FBT_WRITE);
 
-	if (fbt_wal_compact)
-	{
-		rootimg = palloc(BLCKSZ);
-		metaimg = palloc(BLCKSZ);
-		memcpy(metaimg, BufferGetPage(metabuf), BLCKSZ);
-	}
-	else
-	{
-		_fbt_wal_start(&wal, rel);
-		rootimg = _fbt_wal_register(&wal, rootbuf, true);
-		metaimg = _fbt_wal_register(&wal, metabuf, false);
-	}
-
+	_fbt_newroot_start(rel, &wal, rootbuf, metabuf, &rootimg, &metaimg);
 	_fbt_pageinit(rootimg, level, FBTP_ROOT);
 	if (PageAddItem(rootimg, (Item) leftitem, MAXALIGN(IndexTupleSize(leftitem)),
 					P_HIKEY, false, false) == InvalidOffsetNumber ||
@@ -1257,22 +1229,14 @@ _fbt_newroot(Relation rel, Buffer lbuf, Buffer rbuf, IndexTuple lefthikey)
 					MAXALIGN(IndexTupleSize(rightitem)),
 					P_FIRSTKEY, false, false) == InvalidOffsetNumber)
 	{
-		if (!fbt_wal_compact)
-			_fbt_wal_abort(&wal);
+		_fbt_newroot_abort(&wal);
 		elog(ERROR, "failed to add downlinks to new root page of index \"%s\"",
 			 RelationGetRelationName(rel));
 	}
 	FbtPageGetMeta(metaimg)->fbtm_root = BufferGetBlockNumber(rootbuf);
 	FbtPageGetMeta(metaimg)->fbtm_level = level;
 
-	if (fbt_wal_compact)
-	{
-		_fbt_newroot_logged(rel, rootbuf, rootimg, metabuf, metaimg, lbuf);
-		pfree(rootimg);
-		pfree(metaimg);
-	}
-	else
-		_fbt_wal_finish_completing(&wal, lbuf);
+	_fbt_newroot_finish(rel, &wal, rootbuf, rootimg, metabuf, metaimg, lbuf);
 
 	UnlockReleaseBuffer(metabuf);
 	UnlockReleaseBuffer(rootbuf);

@@ -26,6 +26,8 @@
 #include "fbtxlog.h"
 
 static void _fbt_checkpage_failed(Relation rel, Buffer buf);
+static void _fbt_newroot_logged(Relation rel, Buffer rootbuf, Page rootimg,
+								Buffer metabuf, Page metaimg, Buffer lbuf);
 
 /*
  * _fbt_pageinit() -- initialize a new, empty index page in local or image
@@ -257,30 +259,12 @@ _fbt_getroot(Relation rel, int access, bool create, FbtScanPins *pins,
 				continue;
 			}
 			rootbuf = _fbt_allocbuf(rel);
-			if (fbt_wal_compact)
-			{
-				rootimg = palloc(BLCKSZ);
-				metaimg = palloc(BLCKSZ);
-				memcpy(metaimg, BufferGetPage(metabuf), BLCKSZ);
-			}
-			else
-			{
-				_fbt_wal_start(&wal, rel);
-				rootimg = _fbt_wal_register(&wal, rootbuf, true);
-				metaimg = _fbt_wal_register(&wal, metabuf, false);
-			}
+			_fbt_newroot_start(rel, &wal, rootbuf, metabuf, &rootimg, &metaimg);
 			_fbt_pageinit(rootimg, 0, FBTP_LEAF | FBTP_ROOT);
 			FbtPageGetMeta(metaimg)->fbtm_root = BufferGetBlockNumber(rootbuf);
 			FbtPageGetMeta(metaimg)->fbtm_level = 0;
-			if (fbt_wal_compact)
-			{
-				_fbt_newroot_logged(rel, rootbuf, rootimg, metabuf, metaimg,
-									InvalidBuffer);
-				pfree(rootimg);
-				pfree(metaimg);
-			}
-			else
-				_fbt_wal_finish(&wal);
+			_fbt_newroot_finish(rel, &wal, rootbuf, rootimg, metabuf, metaimg,
+								InvalidBuffer);
 			UnlockReleaseBuffer(metabuf);
 			(void) _fbt_getmeta(rel, true);
 
@@ -1122,13 +1106,67 @@ _fbt_edit_end(Buffer buf, XLogRecPtr lsn)
 }
 
 /*
+ * A new root, the first leaf of an empty index or a root split's new level,
+ * is installed in three steps shared by both WAL modes:
+ *
+ *	_fbt_newroot_start()	the images the caller fills: the new root and
+ *							the metapage (rootbuf, metabuf: exclusively
+ *							locked), registered in wal (generic mode) or
+ *							temporary pages, the metapage's a copy of it;
+ *	_fbt_newroot_abort()	on an error before the next step;
+ *	_fbt_newroot_finish()	write and log them, clearing the old root's
+ *							(lbuf, if valid) FBTP_INCOMPLETE_SPLIT: one
+ *							generic record, or XLOG_FBT_NEWROOT.
+ *
+ * Buffers stay locked; the caller releases them.
+ */
+void
+_fbt_newroot_start(Relation rel, FbtWal *wal, Buffer rootbuf, Buffer metabuf,
+				   Page *rootimg, Page *metaimg)
+{
+	if (fbt_wal_compact)
+	{
+		*rootimg = palloc(BLCKSZ);
+		*metaimg = palloc(BLCKSZ);
+		memcpy(*metaimg, BufferGetPage(metabuf), BLCKSZ);
+	}
+	else
+	{
+		_fbt_wal_start(wal, rel);
+		*rootimg = _fbt_wal_register(wal, rootbuf, true);
+		*metaimg = _fbt_wal_register(wal, metabuf, false);
+	}
+}
+
+void
+_fbt_newroot_abort(FbtWal *wal)
+{
+	if (!fbt_wal_compact)
+		_fbt_wal_abort(wal);
+}
+
+void
+_fbt_newroot_finish(Relation rel, FbtWal *wal, Buffer rootbuf, Page rootimg,
+					Buffer metabuf, Page metaimg, Buffer lbuf)
+{
+	if (fbt_wal_compact)
+	{
+		_fbt_newroot_logged(rel, rootbuf, rootimg, metabuf, metaimg, lbuf);
+		pfree(rootimg);
+		pfree(metaimg);
+		return;
+	}
+	_fbt_wal_finish_completing(wal, lbuf);
+}
+
+/*
  * _fbt_newroot_logged() -- compact mode: install a new root and the
  * metapage pointing to it, both built in temporary pages (rootimg,
  * metaimg; BLCKSZ each), over rootbuf and metabuf, clear lbuf's (the old
  * root's) FBTP_INCOMPLETE_SPLIT when lbuf is valid, and log
  * XLOG_FBT_NEWROOT.  All buffers exclusively locked, and left so.
  */
-void
+static void
 _fbt_newroot_logged(Relation rel, Buffer rootbuf, Page rootimg,
 					Buffer metabuf, Page metaimg, Buffer lbuf)
 {
@@ -1167,6 +1205,22 @@ _fbt_newroot_logged(Relation rel, Buffer rootbuf, Page rootimg,
 	_fbt_edit_end(metabuf, recptr);
 	if (BufferIsValid(lbuf))
 		_fbt_edit_end(lbuf, recptr);
+	END_CRIT_SECTION();
+}
+
+/*
+ * _fbt_wal_finish_completing() -- generic mode: add to wal the child cbuf
+ * (exclusively locked, or InvalidBuffer) whose incomplete split the
+ * change completes, clearing its FBTP_INCOMPLETE_SPLIT, and log the change
+ * (_fbt_wal_finish(), in a critical section).  Buffers stay locked.
+ */
+void
+_fbt_wal_finish_completing(FbtWal *wal, Buffer cbuf)
+{
+	if (BufferIsValid(cbuf))
+		_fbt_apply_clear_incomplete_split(_fbt_wal_register(wal, cbuf, false));
+	START_CRIT_SECTION();
+	_fbt_wal_finish(wal);
 	END_CRIT_SECTION();
 }
 
