@@ -987,13 +987,24 @@ _fbt_ignored_page_not_rightmost(Relation rel, BlockNumber blkno,
 /* fbtpagedel.c */
 extern void _fbt_pagedel(Relation rel, Buffer leafbuf,
 						 IndexBulkDeleteResult *stats);
+extern bool _fbt_halfdead_apply_parent(Page page, OffsetNumber poff,
+									   BlockNumber rightsib);
+extern bool _fbt_halfdead_apply_leaf(Page page, BlockNumber topparent);
+extern bool _fbt_unlink_apply_leaf(Page page, BlockNumber leaftopparent);
+extern bool _fbt_deleted_page_init(Page page, uint32 level,
+								   BlockNumber leftsib, BlockNumber rightsib,
+								   FullTransactionId safexid);
 #ifdef USE_ASSERT_CHECKING
 extern bool fbt_debug_pagedel_halfdead_only;
 extern int	fbt_debug_pagedel_unlinks;
 #endif
 
 /* fbtdelete.c */
-extern void _fbt_delete_items(Relation rel, Buffer buf,
+extern bool _fbt_delete_items_apply(Page page, OffsetNumber *deletable,
+									int n, OffsetNumber *updatable,
+									IndexTuple *updated, int nupdated);
+extern void _fbt_delete_items(Relation rel, Relation heapRel, Buffer buf,
+							  bool vacuum, TransactionId horizon,
 							  OffsetNumber *deletable, int n,
 							  OffsetNumber *updatable, IndexTuple *updated,
 							  int nupdated);

@@ -36,6 +36,44 @@
 #endif
 
 /*
+ * The same identity as a type (WAL records name the index by it, and
+ * XLogRecGetBlockTag() returns it), and whether a table is one that
+ * logical decoding reads: since 16 a standby's conflicts with logical
+ * slots need it (the isCatalogRel of nbtree's records); 15 has no such
+ * conflict and the field is always false.
+ */
+/* tablespace/database/relfilenode, as core's WAL descriptions print it */
+#define FBT_RELFILE_FORMAT	"%u/%u/%u"
+#if PG_VERSION_NUM >= 160000
+typedef RelFileLocator FbtRelFileIdData;
+#define FBT_RELFILE_ARGS(id)	(id).spcOid, (id).dbOid, (id).relNumber
+#define fbt_is_catalog_rel(heapRel) \
+	((heapRel) != NULL && RelationIsAccessibleInLogicalDecoding(heapRel))
+#else
+typedef RelFileNode FbtRelFileIdData;
+#define FBT_RELFILE_ARGS(id)	(id).spcNode, (id).dbNode, (id).relNode
+#define fbt_is_catalog_rel(heapRel)	false
+#endif
+
+/*
+ * Redo: cancel (or wait out, per max_standby_streaming_delay) the standby
+ * queries whose snapshots may see an xid up to horizon, as nbtree's redo
+ * of its delete and reuse records does.  isCatalogRel is passed on since
+ * 16 and ignored on 15.
+ */
+#if PG_VERSION_NUM >= 160000
+#define fbt_resolve_conflict(horizon, isCatalogRel, locator) \
+	ResolveRecoveryConflictWithSnapshot((horizon), (isCatalogRel), (locator))
+#define fbt_resolve_conflict_full(horizon, isCatalogRel, locator) \
+	ResolveRecoveryConflictWithSnapshotFullXid((horizon), (isCatalogRel), (locator))
+#else
+#define fbt_resolve_conflict(horizon, isCatalogRel, locator) \
+	ResolveRecoveryConflictWithSnapshot((horizon), (locator))
+#define fbt_resolve_conflict_full(horizon, isCatalogRel, locator) \
+	ResolveRecoveryConflictWithSnapshotFullXid((horizon), (locator))
+#endif
+
+/*
  * A function that never returns: pg_attribute_noreturn() until 17,
  * pg_noreturn (placed first, as C11's _Noreturn) since 18.
  */
@@ -69,6 +107,132 @@ fbt_write_init_fork_page(Relation index, BlockNumber blkno, Page page)
 			  true);
 	log_newpage(&FbtRelFileId(index), INIT_FORKNUM, blkno, page, true);
 	smgrimmedsync(RelationGetSmgr(index), INIT_FORKNUM);
+#endif
+}
+
+/*
+ * Writing a new index's main fork during a build, outside shared buffers,
+ * WAL-logged as whole pages in batches when the relation needs WAL (as
+ * nbtree's build writes, nbtree README "Notes about bulk loading"):
+ *
+ *	fbt_bulk_start(&w, index)		index: new and empty, exclusively locked
+ *	fbt_bulk_write(&w, blkno, page)	page: palloc'd BLCKSZ, handed over
+ *									(freed here); blocks in any order, each
+ *									once
+ *	fbt_bulk_finish(&w)				everything written, logged and, when
+ *									WAL-logged, synced before commit
+ *
+ * Since 17 this is core's bulk-write facility (smgr_bulk_*), which nbtree's
+ * build uses there.  Before, as 15's nbtree build does with smgrextend()
+ * and smgrwrite() (a block beyond the end first extends the fork with
+ * zero pages, rewritten when their turn comes) and smgrimmedsync() at the
+ * end, except that pages are logged 32 at a time with log_newpages()
+ * (one record per batch) rather than one log_newpage() each, and that an
+ * unlogged index is synced too (15's nbtree leaves it to the OS; a clean
+ * shutdown then does not make it durable, as 17's bulk writer does).
+ * Nothing is logged, and nothing synced here, for a temporary index, or
+ * with wal_level minimal for a relation created in this transaction,
+ * which core syncs or logs at commit.  Errors: I/O errors, those of WAL
+ * insertion.
+ */
+#define FBT_BULK_BATCH	32
+
+typedef struct FbtBulkWriter
+{
+#if PG_VERSION_NUM >= 170000
+	BulkWriteState *bulk;
+#else
+	Relation	index;
+	bool		use_wal;
+	BlockNumber nblocks;		/* the fork's length so far */
+	char	   *zeropage;		/* to fill gaps with, once needed */
+	int			npending;
+	BlockNumber blknos[FBT_BULK_BATCH];
+	Page		pages[FBT_BULK_BATCH];
+#endif
+} FbtBulkWriter;
+
+#if PG_VERSION_NUM < 170000
+static inline void
+fbt_bulk_flush(FbtBulkWriter *w)
+{
+	SMgrRelation smgr = RelationGetSmgr(w->index);
+	int			i;
+
+	if (w->npending == 0)
+		return;
+	/* sets each page's LSN, which the checksum covers */
+	if (w->use_wal)
+		log_newpages(&FbtRelFileId(w->index), MAIN_FORKNUM, w->npending,
+					 w->blknos, w->pages, true);
+	for (i = 0; i < w->npending; i++)
+	{
+		BlockNumber blkno = w->blknos[i];
+
+		PageSetChecksumInplace(w->pages[i], blkno);
+		if (blkno >= w->nblocks)
+		{
+			while (w->nblocks < blkno)
+			{
+				if (w->zeropage == NULL)
+					w->zeropage = palloc0(BLCKSZ);
+				smgrextend(smgr, MAIN_FORKNUM, w->nblocks++, w->zeropage,
+						   true);
+			}
+			smgrextend(smgr, MAIN_FORKNUM, blkno, (char *) w->pages[i], true);
+			w->nblocks = blkno + 1;
+		}
+		else
+			smgrwrite(smgr, MAIN_FORKNUM, blkno, (char *) w->pages[i], true);
+		pfree(w->pages[i]);
+	}
+	w->npending = 0;
+}
+#endif
+
+static inline void
+fbt_bulk_start(FbtBulkWriter *w, Relation index)
+{
+#if PG_VERSION_NUM >= 170000
+	w->bulk = smgr_bulk_start_rel(index, MAIN_FORKNUM);
+#else
+	w->index = index;
+	w->use_wal = RelationNeedsWAL(index);
+	w->nblocks = 0;
+	w->zeropage = NULL;
+	w->npending = 0;
+#endif
+}
+
+static inline void
+fbt_bulk_write(FbtBulkWriter *w, BlockNumber blkno, Page page)
+{
+#if PG_VERSION_NUM >= 170000
+	BulkWriteBuffer buf = smgr_bulk_get_buf(w->bulk);
+
+	memcpy(buf, page, BLCKSZ);
+	pfree(page);
+	smgr_bulk_write(w->bulk, blkno, buf, true);
+#else
+	if (w->npending == FBT_BULK_BATCH)
+		fbt_bulk_flush(w);
+	w->blknos[w->npending] = blkno;
+	w->pages[w->npending++] = page;
+#endif
+}
+
+static inline void
+fbt_bulk_finish(FbtBulkWriter *w)
+{
+#if PG_VERSION_NUM >= 170000
+	smgr_bulk_finish(w->bulk);
+#else
+	fbt_bulk_flush(w);
+	if (w->use_wal ||
+		w->index->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED)
+		smgrimmedsync(RelationGetSmgr(w->index), MAIN_FORKNUM);
+	if (w->zeropage != NULL)
+		pfree(w->zeropage);
 #endif
 }
 

@@ -20,18 +20,19 @@
  * also reports the newest xid among the deleted entries' heap tuples: the
  * snapshot-conflict horizon.
  *
- * Hot standby.  The entries are removed with a generic WAL record, which
- * has no room for a conflict horizon; a standby that replayed only that
- * record could run a query whose snapshot still sees the deleted heap
- * tuples (they need not have been pruned from the heap yet) through an
- * index that no longer holds them, and return too few rows.  So, before
- * the generic record, _fbt_log_conflict_horizon() logs btree's own
- * conflict-only record, XLOG_BTREE_REUSE_PAGE: its redo changes no page,
- * it only cancels (or waits out, per max_standby_streaming_delay) the
- * standby queries whose snapshots could see an xid up to the horizon,
- * exactly what replaying btree's own deletion record does.  It needs no
- * preloaded library: the btree resource manager is always present.  See
- * README.design, "Hot standby".
+ * Hot standby.  A standby that replayed the removal without a conflict
+ * could run a query whose snapshot still sees the deleted heap tuples
+ * (they need not have been pruned from the heap yet) through an index
+ * that no longer holds them, and return too few rows.  In compact mode
+ * the XLOG_FBT_DELETE record carries the horizon and its redo resolves
+ * the conflict first, as nbtree's XLOG_BTREE_DELETE.  A generic record has
+ * no room for one, so in generic mode _fbt_log_conflict_horizon() first
+ * logs btree's own conflict-only record, XLOG_BTREE_REUSE_PAGE: its redo
+ * changes no page, it only cancels (or waits out, per
+ * max_standby_streaming_delay) the standby queries whose snapshots could
+ * see an xid up to the horizon, exactly what replaying btree's own
+ * deletion record does.  It needs no preloaded library: the btree resource
+ * manager is always present.  See README.design, "Hot standby".
  *
  * Locking: the caller holds the leaf exclusively locked throughout, as
  * nbtree's deletion does; no cleanup lock is needed because no heap TID
@@ -55,6 +56,7 @@
 #include "utils/rel.h"
 
 #include "fastbtree.h"
+#include "fbtxlog.h"
 
 /*
  * Clear FBTP_HAS_GARBAGE on a leaf image that has no LP_DEAD entry left.
@@ -74,43 +76,191 @@ _fbt_update_has_garbage(Page img)
 }
 
 /*
- * _fbt_delete_items() -- remove the entries at deletable[0..n-1] (offsets,
- * ascending) from the leaf buf, and replace the posting lists at
- * updatable[0..nupdated-1] with updated[] (the same posting lists without
- * some of their TIDs, _fbt_posting_remove()), in one WAL record, clearing
+ * _fbt_delete_items_apply() -- the page edit of a deletion, on the primary
+ * and in redo (XLOG_FBT_VACUUM, _DELETE, and generic records): replace the
+ * posting lists at updatable[0..nupdated-1] with updated[] (the same
+ * posting lists without some of their TIDs, _fbt_posting_remove()), then
+ * remove the entries at deletable[0..n-1] (offsets, ascending), and clear
  * FBTP_HAS_GARBAGE if no LP_DEAD entry is left.  A replaced posting list
  * keeps its line pointer's flags (PageIndexTupleOverwrite()): one marked
- * LP_DEAD stays so, which is true of its remaining TIDs too.
+ * LP_DEAD stays so, which is true of its remaining TIDs too.  page: the
+ * exclusively (VACUUM: cleanup-) locked shared page inside the caller's
+ * critical section, or a generic WAL image of it.  Returns false if a
+ * replacement does not fit its slot (the page is then partly changed;
+ * never for a list that only lost TIDs).  Errors: bufpage.c's checks of
+ * a damaged page (a PANIC in a critical section, as in nbtree).
+ */
+bool
+_fbt_delete_items_apply(Page page, OffsetNumber *deletable, int n,
+						OffsetNumber *updatable, IndexTuple *updated,
+						int nupdated)
+{
+	int			i;
+
+	/* replacements first: deletion renumbers the items after it */
+	for (i = 0; i < nupdated; i++)
+	{
+		if (!PageIndexTupleOverwrite(page, updatable[i], (Item) updated[i],
+									 MAXALIGN(IndexTupleSize(updated[i]))))
+			return false;
+	}
+	if (n > 0)
+		PageIndexMultiDelete(page, deletable, n);
+	_fbt_update_has_garbage(page);
+	return true;
+}
+
+/* The heap TIDs of a leaf entry: a posting list's, or the one of a plain entry */
+static ItemPointer
+_fbt_entry_tids(IndexTuple itup, int *ntids)
+{
+	if (FbtTupleIsPosting(itup))
+	{
+		*ntids = FbtTupleGetNPosting(itup);
+		return FbtTupleGetPosting(itup);
+	}
+	*ntids = 1;
+	return &itup->t_tid;
+}
+
+/*
+ * The xl_fbt_update of one replaced posting list: the positions in
+ * oposting (the list on the page) of the TIDs that updated (the same list
+ * without them, TIDs in the same order) lacks.  Appended to upd.
+ */
+static void
+_fbt_append_update(StringInfo upd, IndexTuple oposting, IndexTuple updated)
+{
+	int			nold;
+	int			nnew;
+	ItemPointer old = _fbt_entry_tids(oposting, &nold);
+	ItemPointer new = _fbt_entry_tids(updated, &nnew);
+	uint16		ndeletedtids = (uint16) (nold - nnew);
+	int			j;
+	int			k = 0;
+
+	appendBinaryStringInfo(upd, (char *) &ndeletedtids, sizeof(uint16));
+	for (j = 0; j < nold; j++)
+	{
+		if (k < nnew && ItemPointerEquals(&old[j], &new[k]))
+			k++;
+		else
+		{
+			uint16		pos = (uint16) j;
+
+			appendBinaryStringInfo(upd, (char *) &pos, sizeof(uint16));
+		}
+	}
+	Assert(k == nnew);
+}
+
+/*
+ * Compact mode: apply the deletion to buf and log XLOG_FBT_VACUUM (vacuum)
+ * or XLOG_FBT_DELETE with horizon; see _fbt_delete_items().
+ */
+static void
+_fbt_delete_logged(Relation rel, Relation heapRel, Buffer buf, bool vacuum,
+				   TransactionId horizon,
+				   OffsetNumber *deletable, int n,
+				   OffsetNumber *updatable, IndexTuple *updated,
+				   int nupdated)
+{
+	Page		page = BufferGetPage(buf);
+	StringInfoData upd;
+	XLogRecPtr	recptr = InvalidXLogRecPtr;
+	int			i;
+
+	/* the removed TIDs' positions, from the page before the edit */
+	initStringInfo(&upd);
+	for (i = 0; i < nupdated; i++)
+		_fbt_append_update(&upd,
+						   (IndexTuple) PageGetItem(page,
+													PageGetItemId(page, updatable[i])),
+						   updated[i]);
+
+	START_CRIT_SECTION();
+	_fbt_edit_begin(buf);
+	if (!_fbt_delete_items_apply(page, deletable, n, updatable, updated,
+								 nupdated))
+		elog(PANIC, "failed to update a posting list of block %u in index \"%s\"",
+			 BufferGetBlockNumber(buf), RelationGetRelationName(rel));
+	MarkBufferDirty(buf);
+	if (RelationNeedsWAL(rel))
+	{
+		xl_fbt_delete xlrec;
+
+		xlrec.horizon = vacuum ? InvalidTransactionId : horizon;
+		xlrec.ndeleted = (uint16) n;
+		xlrec.nupdated = (uint16) nupdated;
+		xlrec.isCatalogRel = !vacuum && fbt_is_catalog_rel(heapRel);
+		XLogBeginInsert();
+		XLogRegisterData((char *) &xlrec, SizeOfFbtDelete);
+		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
+		if (n > 0)
+			XLogRegisterBufData(0, (char *) deletable,
+								n * sizeof(OffsetNumber));
+		if (nupdated > 0)
+		{
+			XLogRegisterBufData(0, (char *) updatable,
+								nupdated * sizeof(OffsetNumber));
+			XLogRegisterBufData(0, upd.data, upd.len);
+		}
+		recptr = XLogInsert(FBT_RMGR_ID,
+							vacuum ? XLOG_FBT_VACUUM : XLOG_FBT_DELETE);
+	}
+	_fbt_edit_end(buf, recptr);
+	END_CRIT_SECTION();
+	pfree(upd.data);
+}
+
+/*
+ * _fbt_delete_items() -- remove the entries at deletable[0..n-1] (offsets,
+ * ascending) from the leaf buf, and replace the posting lists at
+ * updatable[0..nupdated-1] with updated[] (_fbt_delete_items_apply()),
+ * WAL-logged.
  *
- * buf must be exclusively (VACUUM: cleanup-) locked; it stays so.  Used by
- * deletion before a split (after its conflict record) and by VACUUM.
- * Errors: those of WAL insertion.
+ * rel, heapRel: the index and its table (heapRel may be NULL for VACUUM);
+ * buf: the leaf, exclusively locked for deletion before a split and
+ * cleanup-locked by VACUUM; it stays so.  vacuum: VACUUM's removal of
+ * entries whose heap tuples it found dead, which needs no conflict with
+ * standby queries (the heap's pruning records carry it); otherwise
+ * deletion before a split, and horizon is the newest xid among the
+ * removed entries' heap tuples (table_index_delete_tuples()).  Compact
+ * mode logs XLOG_FBT_VACUUM or XLOG_FBT_DELETE, the horizon in the latter;
+ * generic mode logs the horizon first in btree's conflict-only record
+ * (_fbt_log_conflict_horizon()), then a generic record.
+ * Errors: those of WAL insertion; a posting list replacement that does
+ * not fit (impossible: a list that loses TIDs shrinks) is an ERROR before
+ * anything changed in generic mode, a PANIC in compact mode.
  */
 void
-_fbt_delete_items(Relation rel, Buffer buf, OffsetNumber *deletable, int n,
+_fbt_delete_items(Relation rel, Relation heapRel, Buffer buf, bool vacuum,
+				  TransactionId horizon,
+				  OffsetNumber *deletable, int n,
 				  OffsetNumber *updatable, IndexTuple *updated, int nupdated)
 {
 	FbtWal		wal;
 	Page		img;
-	int			i;
 
+	if (fbt_wal_compact)
+	{
+		_fbt_delete_logged(rel, heapRel, buf, vacuum, horizon,
+						   deletable, n, updatable, updated, nupdated);
+		return;
+	}
+
+	if (!vacuum)
+		_fbt_log_conflict_horizon(rel, heapRel, BufferGetBlockNumber(buf),
+								  horizon);
 	_fbt_wal_start(&wal, rel);
 	img = _fbt_wal_register(&wal, buf, false);
-	/* replacements first: deletion renumbers the items after it */
-	for (i = 0; i < nupdated; i++)
+	if (!_fbt_delete_items_apply(img, deletable, n, updatable, updated,
+								 nupdated))
 	{
-		if (!PageIndexTupleOverwrite(img, updatable[i], (Item) updated[i],
-									 MAXALIGN(IndexTupleSize(updated[i]))))
-		{
-			_fbt_wal_abort(&wal);
-			elog(ERROR, "failed to update posting list at offset %u of block %u in index \"%s\"",
-				 updatable[i], BufferGetBlockNumber(buf),
-				 RelationGetRelationName(rel));
-		}
+		_fbt_wal_abort(&wal);
+		elog(ERROR, "failed to update a posting list of block %u in index \"%s\"",
+			 BufferGetBlockNumber(buf), RelationGetRelationName(rel));
 	}
-	if (n > 0)
-		PageIndexMultiDelete(img, deletable, n);
-	_fbt_update_has_garbage(img);
 	START_CRIT_SECTION();
 	_fbt_wal_finish(&wal);
 	END_CRIT_SECTION();
@@ -160,15 +310,16 @@ _fbt_log_conflict_horizon(Relation rel, Relation heapRel, BlockNumber blkno,
 /*
  * _fbt_log_conflict_full() -- _fbt_log_conflict_horizon() for a horizon
  * already in full form: a deleted page's safexid, logged before the page
- * is reused (fbtpage.c), as nbtree logs it.  heapRel may be NULL: the
- * index's table is then opened without a lock (the caller's statement
- * holds one) where the record needs it (isCatalogRel, 16+).
+ * is reused (fbtpage.c), as nbtree logs it.  Compact mode logs
+ * XLOG_FBT_REUSE_PAGE, generic mode btree's XLOG_BTREE_REUSE_PAGE; their
+ * redo is the same.  heapRel may be NULL: the index's table is then
+ * opened without a lock (the caller's statement holds one) where the
+ * record needs it (isCatalogRel, 16+).
  */
 void
 _fbt_log_conflict_full(Relation rel, Relation heapRel, BlockNumber blkno,
 					   FullTransactionId horizon)
 {
-	xl_btree_reuse_page xlrec;
 	Relation	opened = NULL;
 
 	if (!FullTransactionIdIsNormal(horizon) || !XLogStandbyInfoActive() ||
@@ -177,12 +328,29 @@ _fbt_log_conflict_full(Relation rel, Relation heapRel, BlockNumber blkno,
 	if (heapRel == NULL && FBT_REUSE_PAGE_NEEDS_HEAP)
 		heapRel = opened = table_open(rel->rd_index->indrelid, NoLock);
 
-	memset(&xlrec, 0, sizeof(xlrec));
-	fbt_fill_reuse_page(&xlrec, rel, heapRel, blkno, horizon);
+	if (fbt_wal_compact)
+	{
+		xl_fbt_reuse_page xlrec;
 
-	XLogBeginInsert();
-	XLogRegisterData((char *) &xlrec, SizeOfBtreeReusePage);
-	XLogInsert(RM_BTREE_ID, XLOG_BTREE_REUSE_PAGE);
+		memset(&xlrec, 0, sizeof(xlrec));
+		xlrec.locator = FbtRelFileId(rel);
+		xlrec.block = blkno;
+		xlrec.safexid = horizon;
+		xlrec.isCatalogRel = fbt_is_catalog_rel(heapRel);
+		XLogBeginInsert();
+		XLogRegisterData((char *) &xlrec, SizeOfFbtReusePage);
+		XLogInsert(FBT_RMGR_ID, XLOG_FBT_REUSE_PAGE);
+	}
+	else
+	{
+		xl_btree_reuse_page xlrec;
+
+		memset(&xlrec, 0, sizeof(xlrec));
+		fbt_fill_reuse_page(&xlrec, rel, heapRel, blkno, horizon);
+		XLogBeginInsert();
+		XLogRegisterData((char *) &xlrec, SizeOfBtreeReusePage);
+		XLogInsert(RM_BTREE_ID, XLOG_BTREE_REUSE_PAGE);
+	}
 
 	if (opened)
 		table_close(opened, NoLock);
@@ -367,10 +535,8 @@ _fbt_delete_check_and_apply(Relation rel, Relation heapRel, Buffer buf,
 	if (ndeletable == 0 && nupdated == 0)
 		return 0;
 
-	_fbt_log_conflict_horizon(rel, heapRel, BufferGetBlockNumber(buf),
-							  horizon);
-	_fbt_delete_items(rel, buf, deletable, ndeletable,
-					  updatable, updated, nupdated);
+	_fbt_delete_items(rel, heapRel, buf, false, horizon,
+					  deletable, ndeletable, updatable, updated, nupdated);
 	for (i = 0; i < nupdated; i++)
 		pfree(updated[i]);
 	return nremoved;

@@ -703,8 +703,29 @@ _fbt_get_num_delpages(Relation rel)
 }
 
 /*
+ * Set fbtm_vacuum_running on the metapage page, and when clearing it
+ * record num_delpages; metapages of earlier builds, which end before these
+ * fields, are extended.
+ */
+static void
+_fbt_meta_apply_vacuum(Page page, bool running, BlockNumber num_delpages)
+{
+	FbtMetaPageData *meta = FbtPageGetMeta(page);
+
+	if (((PageHeader) page)->pd_lower < (char *) (meta + 1) - (char *) page)
+	{
+		meta->fbtm_num_delpages = 0;
+		((PageHeader) page)->pd_lower = (char *) (meta + 1) - (char *) page;
+	}
+	meta->fbtm_vacuum_running = running ? 1 : 0;
+	if (!running)
+		meta->fbtm_num_delpages = num_delpages;
+}
+
+/*
  * _fbt_set_vacuum_running() -- set or clear fbtm_vacuum_running, and when
- * clearing it record num_delpages (fbtm_num_delpages), WAL-logged.
+ * clearing it record num_delpages (fbtm_num_delpages), WAL-logged (in
+ * compact mode XLOG_FBT_META, the metapage as a full image).
  *
  * Called by fbtbulkdelete() and fbtvacuumcleanup() before and after their
  * scan.  Takes the metapage's exclusive lock briefly (holding no other
@@ -724,25 +745,36 @@ _fbt_set_vacuum_running(Relation rel, bool running, BlockNumber num_delpages)
 		((PageHeader) BufferGetPage(metabuf))->pd_lower <
 		((char *) (metad + 1) - (char *) BufferGetPage(metabuf)))
 	{
-		FbtWal		wal;
-		Page		img;
-		FbtMetaPageData *imeta;
-
-		_fbt_wal_start(&wal, rel);
-		img = _fbt_wal_register(&wal, metabuf, false);
-		imeta = FbtPageGetMeta(img);
-		/* metapages of earlier builds end before these fields */
-		if (((PageHeader) img)->pd_lower < (char *) (imeta + 1) - (char *) img)
+		if (fbt_wal_compact)
 		{
-			imeta->fbtm_num_delpages = 0;
-			((PageHeader) img)->pd_lower = (char *) (imeta + 1) - (char *) img;
+			XLogRecPtr	recptr = InvalidXLogRecPtr;
+
+			START_CRIT_SECTION();
+			_fbt_edit_begin(metabuf);
+			_fbt_meta_apply_vacuum(BufferGetPage(metabuf), running,
+								   num_delpages);
+			MarkBufferDirty(metabuf);
+			if (RelationNeedsWAL(rel))
+			{
+				XLogBeginInsert();
+				XLogRegisterBuffer(0, metabuf,
+								   REGBUF_FORCE_IMAGE | REGBUF_STANDARD);
+				recptr = XLogInsert(FBT_RMGR_ID, XLOG_FBT_META);
+			}
+			_fbt_edit_end(metabuf, recptr);
+			END_CRIT_SECTION();
 		}
-		imeta->fbtm_vacuum_running = running ? 1 : 0;
-		if (!running)
-			imeta->fbtm_num_delpages = num_delpages;
-		START_CRIT_SECTION();
-		_fbt_wal_finish(&wal);
-		END_CRIT_SECTION();
+		else
+		{
+			FbtWal		wal;
+
+			_fbt_wal_start(&wal, rel);
+			_fbt_meta_apply_vacuum(_fbt_wal_register(&wal, metabuf, false),
+								   running, num_delpages);
+			START_CRIT_SECTION();
+			_fbt_wal_finish(&wal);
+			END_CRIT_SECTION();
+		}
 	}
 	UnlockReleaseBuffer(metabuf);
 }

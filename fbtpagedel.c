@@ -46,12 +46,14 @@
 #include "postgres.h"
 
 #include "access/transam.h"
+#include "access/xloginsert.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/predicate.h"
 #include "utils/rel.h"
 
 #include "fastbtree.h"
+#include "fbtxlog.h"
 
 #ifdef USE_ASSERT_CHECKING
 /* fastbtree.debug_pagedel_halfdead_only and _unlinks (fastbtree.c) */
@@ -107,6 +109,86 @@ _fbt_set_top_parent(Page page, BlockNumber topparent)
 	FbtPivotSetDownLink((IndexTuple) PageGetItem(page,
 												 PageGetItemId(page, P_HIKEY)),
 						topparent);
+}
+
+/*
+ * _fbt_halfdead_apply_parent() -- page deletion's step 1 on the subtree's
+ * parent page (primary and redo): the downlink at poff, to the subtree's
+ * top page, now leads to rightsib, whose own downlink at poff + 1 goes;
+ * the subtree's key range thus passes to rightsib (nbtree README, "Page
+ * Deletion").  page: the exclusively locked shared page inside the
+ * caller's critical section, or a generic WAL image of it (the same for
+ * the functions below).  Returns false, changing nothing, if poff + 1 is
+ * not an item of the page.  Errors: bufpage.c's checks of a damaged page.
+ */
+bool
+_fbt_halfdead_apply_parent(Page page, OffsetNumber poff, BlockNumber rightsib)
+{
+	if (poff < FirstOffsetNumber ||
+		OffsetNumberNext(poff) > PageGetMaxOffsetNumber(page))
+		return false;
+	FbtPivotSetDownLink((IndexTuple) PageGetItem(page,
+												 PageGetItemId(page, poff)),
+						rightsib);
+	PageIndexTupleDelete(page, OffsetNumberNext(poff));
+	return true;
+}
+
+/*
+ * _fbt_halfdead_apply_leaf() -- step 1 on the empty leaf (primary and
+ * redo): mark it half-dead and record topparent, the subtree's top
+ * internal page (InvalidBlockNumber when the leaf is the whole subtree),
+ * in its high key's downlink field.  Returns false if the page has no
+ * high key.  Raises no error.
+ */
+bool
+_fbt_halfdead_apply_leaf(Page page, BlockNumber topparent)
+{
+	if (PageGetMaxOffsetNumber(page) < P_HIKEY)
+		return false;
+	FbtPageGetOpaque(page)->fbto_flags |= FBTP_HALF_DEAD;
+	_fbt_set_top_parent(page, topparent);
+	return true;
+}
+
+/*
+ * _fbt_unlink_apply_leaf() -- step 2 on the half-dead leaf below an
+ * internal page being unlinked (primary and redo): its top-parent link
+ * moves down to leaftopparent.  Returns false if the page has no high
+ * key.  Raises no error.
+ */
+bool
+_fbt_unlink_apply_leaf(Page page, BlockNumber leaftopparent)
+{
+	if (PageGetMaxOffsetNumber(page) < P_HIKEY)
+		return false;
+	_fbt_set_top_parent(page, leaftopparent);
+	return true;
+}
+
+/*
+ * _fbt_deleted_page_init() -- step 2 on the page unlinked (primary and
+ * redo): page (BLCKSZ bytes: a local page, a WAL image, or the buffer redo
+ * initializes, locked) becomes a deleted page of level, keeping its
+ * old siblings leftsib and rightsib (a scan stopped on it moves right
+ * through it), with safexid, after which no snapshot can be on the way to
+ * it, as its only item (FbtDeletedPageData).  The version counter is
+ * zero; callers set it.  Returns false if the item does not fit (never on
+ * a BLCKSZ page).  Raises no error.
+ */
+bool
+_fbt_deleted_page_init(Page page, uint32 level, BlockNumber leftsib,
+					   BlockNumber rightsib, FullTransactionId safexid)
+{
+	FbtDeletedPageData deleted;
+
+	_fbt_pageinit(page, level,
+				  FBTP_DELETED | (level == 0 ? FBTP_LEAF : 0));
+	FbtPageGetOpaque(page)->fbto_prev = leftsib;
+	FbtPageGetOpaque(page)->fbto_next = rightsib;
+	deleted.safexid = safexid;
+	return PageAddItem(page, (Item) &deleted, sizeof(deleted), P_HIKEY,
+					   false, false) != InvalidOffsetNumber;
 }
 
 /*
@@ -321,22 +403,130 @@ _fbt_mark_halfdead(Relation rel, Buffer leafbuf, FbtStack stack,
 	/* serializable transactions' page locks follow the range right */
 	PredicateLockPageCombine(rel, leafblkno, rightsib);
 
-	_fbt_wal_start(&wal, rel);
-	pimg = _fbt_wal_register(&wal, pbuf, false);
-	limg = _fbt_wal_register(&wal, leafbuf, false);
-	FbtPivotSetDownLink((IndexTuple) PageGetItem(pimg,
-												 PageGetItemId(pimg, poff)),
-						topparentrightsib);
-	PageIndexTupleDelete(pimg, OffsetNumberNext(poff));
-	FbtPageGetOpaque(limg)->fbto_flags |= FBTP_HALF_DEAD;
-	_fbt_set_top_parent(limg, topparent == leafblkno ? InvalidBlockNumber :
-						topparent);
-	START_CRIT_SECTION();
-	_fbt_wal_finish(&wal);
-	END_CRIT_SECTION();
+	if (topparent == leafblkno)
+		topparent = InvalidBlockNumber;
+	if (fbt_wal_compact)
+	{
+		XLogRecPtr	recptr = InvalidXLogRecPtr;
+
+		START_CRIT_SECTION();
+		_fbt_edit_begin(pbuf);
+		_fbt_edit_begin(leafbuf);
+		if (!_fbt_halfdead_apply_parent(BufferGetPage(pbuf), poff,
+										topparentrightsib) ||
+			!_fbt_halfdead_apply_leaf(BufferGetPage(leafbuf), topparent))
+			elog(PANIC, "could not mark block %u of index \"%s\" half-dead",
+				 leafblkno, RelationGetRelationName(rel));
+		MarkBufferDirty(pbuf);
+		MarkBufferDirty(leafbuf);
+		if (RelationNeedsWAL(rel))
+		{
+			xl_fbt_mark_halfdead xlrec;
+
+			xlrec.poff = poff;
+			xlrec.topparent = topparent;
+			xlrec.rightsib = topparentrightsib;
+			XLogBeginInsert();
+			XLogRegisterData((char *) &xlrec, SizeOfFbtMarkHalfdead);
+			XLogRegisterBuffer(0, leafbuf, REGBUF_STANDARD);
+			XLogRegisterBuffer(1, pbuf, REGBUF_STANDARD);
+			recptr = XLogInsert(FBT_RMGR_ID, XLOG_FBT_MARK_HALFDEAD);
+		}
+		_fbt_edit_end(pbuf, recptr);
+		_fbt_edit_end(leafbuf, recptr);
+		END_CRIT_SECTION();
+	}
+	else
+	{
+		_fbt_wal_start(&wal, rel);
+		pimg = _fbt_wal_register(&wal, pbuf, false);
+		limg = _fbt_wal_register(&wal, leafbuf, false);
+		if (!_fbt_halfdead_apply_parent(pimg, poff, topparentrightsib) ||
+			!_fbt_halfdead_apply_leaf(limg, topparent))
+		{
+			_fbt_wal_abort(&wal);
+			elog(ERROR, "could not mark block %u of index \"%s\" half-dead",
+				 leafblkno, RelationGetRelationName(rel));
+		}
+		START_CRIT_SECTION();
+		_fbt_wal_finish(&wal);
+		END_CRIT_SECTION();
+	}
 
 	UnlockReleaseBuffer(pbuf);
 	return true;
+}
+
+/*
+ * Compact mode: step 2's edits of the pages, all exclusively locked (lbuf
+ * and leafbuf may be InvalidBuffer: no left sibling, or the leaf is the
+ * page unlinked), and its XLOG_FBT_UNLINK record; see
+ * _fbt_unlink_halfdead().  Buffers stay locked.
+ */
+static void
+_fbt_unlink_logged(Relation rel, Buffer buf, Buffer lbuf, Buffer rbuf,
+				   Buffer leafbuf, uint32 level, BlockNumber leftsib,
+				   BlockNumber rightsib, FullTransactionId safexid,
+				   BlockNumber leaftopparent)
+{
+	PGAlignedBlock deleted;
+	uint32		version;
+	XLogRecPtr	recptr = InvalidXLogRecPtr;
+
+	if (!_fbt_deleted_page_init(deleted.data, level, leftsib, rightsib,
+								safexid))
+		elog(ERROR, "failed to add the deleted-page data to block %u of index \"%s\"",
+			 BufferGetBlockNumber(buf), RelationGetRelationName(rel));
+
+	START_CRIT_SECTION();
+	if (BufferIsValid(lbuf))
+		_fbt_edit_begin(lbuf);
+	version = _fbt_edit_begin(buf);
+	_fbt_edit_begin(rbuf);
+	if (BufferIsValid(leafbuf))
+		_fbt_edit_begin(leafbuf);
+	if (BufferIsValid(lbuf))
+	{
+		FbtPageGetOpaque(BufferGetPage(lbuf))->fbto_next = rightsib;
+		MarkBufferDirty(lbuf);
+	}
+	_fbt_edit_replace(buf, deleted.data, version);
+	MarkBufferDirty(buf);
+	FbtPageGetOpaque(BufferGetPage(rbuf))->fbto_prev = leftsib;
+	MarkBufferDirty(rbuf);
+	if (BufferIsValid(leafbuf))
+	{
+		if (!_fbt_unlink_apply_leaf(BufferGetPage(leafbuf), leaftopparent))
+			elog(PANIC, "half-dead block %u of index \"%s\" has no high key",
+				 BufferGetBlockNumber(leafbuf), RelationGetRelationName(rel));
+		MarkBufferDirty(leafbuf);
+	}
+	if (RelationNeedsWAL(rel))
+	{
+		xl_fbt_unlink xlrec;
+
+		xlrec.leftsib = leftsib;
+		xlrec.rightsib = rightsib;
+		xlrec.level = level;
+		xlrec.safexid = safexid;
+		xlrec.leaftopparent = leaftopparent;
+		XLogBeginInsert();
+		XLogRegisterData((char *) &xlrec, SizeOfFbtUnlink);
+		XLogRegisterBuffer(0, buf, REGBUF_WILL_INIT | REGBUF_STANDARD);
+		if (BufferIsValid(lbuf))
+			XLogRegisterBuffer(1, lbuf, REGBUF_STANDARD);
+		XLogRegisterBuffer(2, rbuf, REGBUF_STANDARD);
+		if (BufferIsValid(leafbuf))
+			XLogRegisterBuffer(3, leafbuf, REGBUF_STANDARD);
+		recptr = XLogInsert(FBT_RMGR_ID, XLOG_FBT_UNLINK);
+	}
+	if (BufferIsValid(lbuf))
+		_fbt_edit_end(lbuf, recptr);
+	_fbt_edit_end(buf, recptr);
+	_fbt_edit_end(rbuf, recptr);
+	if (BufferIsValid(leafbuf))
+		_fbt_edit_end(leafbuf, recptr);
+	END_CRIT_SECTION();
 }
 
 /*
@@ -375,7 +565,7 @@ _fbt_unlink_halfdead(Relation rel, Buffer leafbuf, BlockNumber scanblkno,
 	FbtWal		wal;
 	Page		timg;
 	Page		rimg;
-	FbtDeletedPageData deleted;
+	FullTransactionId safexid;
 
 	LockBuffer(leafbuf, BUFFER_LOCK_UNLOCK);
 	CHECK_FOR_INTERRUPTS();
@@ -493,39 +683,45 @@ _fbt_unlink_halfdead(Relation rel, Buffer leafbuf, BlockNumber scanblkno,
 			P_FIRSTDATAKEY(FbtPageGetOpaque(rpage));
 	}
 
-	deleted.safexid = ReadNextFullTransactionId();
+	safexid = ReadNextFullTransactionId();
 
-	_fbt_wal_start(&wal, rel);
-	if (BufferIsValid(lbuf))
+	if (fbt_wal_compact)
+		_fbt_unlink_logged(rel, buf, lbuf, rbuf,
+						   target != leafblkno ? leafbuf : InvalidBuffer,
+						   targetlevel, leftsib, rightsib, safexid,
+						   leaftopparent);
+	else
 	{
-		/* (FbtPageGetOpaque() may evaluate its argument more than once) */
-		Page		limg = _fbt_wal_register(&wal, lbuf, false);
+		_fbt_wal_start(&wal, rel);
+		if (BufferIsValid(lbuf))
+		{
+			/* (FbtPageGetOpaque() may evaluate its argument more than once) */
+			Page		limg = _fbt_wal_register(&wal, lbuf, false);
 
-		FbtPageGetOpaque(limg)->fbto_next = rightsib;
+			FbtPageGetOpaque(limg)->fbto_next = rightsib;
+		}
+		timg = _fbt_wal_register(&wal, buf, false);
+		rimg = _fbt_wal_register(&wal, rbuf, false);
+		FbtPageGetOpaque(rimg)->fbto_prev = leftsib;
+		if (target != leafblkno &&
+			!_fbt_unlink_apply_leaf(_fbt_wal_register(&wal, leafbuf, false),
+									leaftopparent))
+		{
+			_fbt_wal_abort(&wal);
+			elog(ERROR, "half-dead block %u of index \"%s\" has no high key",
+				 leafblkno, RelationGetRelationName(rel));
+		}
+		if (!_fbt_deleted_page_init(timg, targetlevel, leftsib, rightsib,
+									safexid))
+		{
+			_fbt_wal_abort(&wal);
+			elog(ERROR, "failed to add the deleted-page data to block %u of index \"%s\"",
+				 target, RelationGetRelationName(rel));
+		}
+		START_CRIT_SECTION();
+		_fbt_wal_finish(&wal);
+		END_CRIT_SECTION();
 	}
-	timg = _fbt_wal_register(&wal, buf, false);
-	rimg = _fbt_wal_register(&wal, rbuf, false);
-	FbtPageGetOpaque(rimg)->fbto_prev = leftsib;
-	if (target != leafblkno)
-	{
-		Page		leafimg = _fbt_wal_register(&wal, leafbuf, false);
-
-		_fbt_set_top_parent(leafimg, leaftopparent);
-	}
-	_fbt_pageinit(timg, targetlevel,
-				  FBTP_DELETED | (targetlevel == 0 ? FBTP_LEAF : 0));
-	FbtPageGetOpaque(timg)->fbto_prev = leftsib;
-	FbtPageGetOpaque(timg)->fbto_next = rightsib;
-	if (PageAddItem(timg, (Item) &deleted, sizeof(deleted), P_HIKEY,
-					false, false) == InvalidOffsetNumber)
-	{
-		_fbt_wal_abort(&wal);
-		elog(ERROR, "failed to add the deleted-page data to block %u of index \"%s\"",
-			 target, RelationGetRelationName(rel));
-	}
-	START_CRIT_SECTION();
-	_fbt_wal_finish(&wal);
-	END_CRIT_SECTION();
 
 	if (BufferIsValid(lbuf))
 		UnlockReleaseBuffer(lbuf);

@@ -31,7 +31,10 @@
  * key), and the rightmost pages' when the load ends.  Our special space is
  * 8 bytes larger than btree's, so a leaf btree fills to its last bytes
  * (fillfactor 100 with duplicates and no posting lists) holds an item less
- * here.  Every page is written through generic WAL as a full image.
+ * here.  Pages are written outside shared buffers, through smgr, and
+ * WAL-logged as whole pages in batches (fbt_bulk_*, fbtcompat.h), as
+ * nbtree's build writes them; in both WAL modes, since core's full-page
+ * records need no resource manager of ours.
  *
  *-------------------------------------------------------------------------
  */
@@ -67,7 +70,7 @@ typedef struct FbtLevelState
 {
 	Page		page;			/* local copy being filled: data items only,
 								 * the high key goes in when it is finished */
-	Buffer		buf;			/* its block: allocated and pinned */
+	BlockNumber blkno;			/* its block */
 	uint32		level;
 	Size		slack;			/* bytes to leave free (fillfactor) */
 	Size		lastextra;		/* posting list bytes of the page's last
@@ -92,32 +95,28 @@ typedef struct FbtBuildState
 	bool		deduplicate;	/* merge equal entries as they load */
 	FbtDedupState dedup;		/* the pending posting list, its base a
 								 * copy */
+	BlockNumber pages_alloced;	/* blocks given out: the metapage's and
+								 * the tree's */
+	FbtBulkWriter writer;
 } FbtBuildState;
 
-/* Allocate the next block and start an empty local page for it */
+/*
+ * Allocate the next block and start an empty local page for it (blocks are
+ * numbered in the order pages are started, as nbtree's build numbers them)
+ */
 static void
 _fbt_build_newpage(FbtBuildState *bs, FbtLevelState *lvl)
 {
 	lvl->page = (Page) palloc(BLCKSZ);
 	_fbt_pageinit(lvl->page, lvl->level, lvl->level == 0 ? FBTP_LEAF : 0);
-	lvl->buf = _fbt_allocbuf(bs->index);
-	/* nobody else can see the index: no need to keep the lock meanwhile */
-	LockBuffer(lvl->buf, BUFFER_LOCK_UNLOCK);
+	lvl->blkno = bs->pages_alloced++;
 }
 
-/* Write a finished local page to its block as a full-page WAL image */
+/* Hand a finished local page (which this frees) to the bulk writer */
 static void
-_fbt_build_writepage(Relation index, Buffer buf, Page page)
+_fbt_build_writepage(FbtBuildState *bs, BlockNumber blkno, Page page)
 {
-	FbtWal		wal;
-	Page		img;
-
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	_fbt_wal_start(&wal, index);
-	img = _fbt_wal_register(&wal, buf, true);
-	memcpy(img, page, BLCKSZ);
-	_fbt_wal_finish(&wal);
-	UnlockReleaseBuffer(buf);
+	fbt_bulk_write(&bs->writer, blkno, page);
 }
 
 static FbtLevelState *
@@ -233,8 +232,7 @@ static void
 _fbt_build_finishpage(FbtBuildState *bs, FbtLevelState *lvl)
 {
 	Page		opage = lvl->page;
-	Buffer		obuf = lvl->buf;
-	BlockNumber oblkno = BufferGetBlockNumber(obuf);
+	BlockNumber oblkno = lvl->blkno;
 	OffsetNumber lastoff = PageGetMaxOffsetNumber(opage);
 	IndexTuple	moved;
 	IndexTuple	hikey;
@@ -262,7 +260,7 @@ _fbt_build_finishpage(FbtBuildState *bs, FbtLevelState *lvl)
 	_fbt_build_newpage(bs, lvl);
 	_fbt_build_append(bs, lvl, moved);
 	pfree(moved);
-	FbtPageGetOpaque(opage)->fbto_next = BufferGetBlockNumber(lvl->buf);
+	FbtPageGetOpaque(opage)->fbto_next = lvl->blkno;
 	FbtPageGetOpaque(lvl->page)->fbto_prev = oblkno;
 
 	if (lvl->parent == NULL)
@@ -272,9 +270,7 @@ _fbt_build_finishpage(FbtBuildState *bs, FbtLevelState *lvl)
 	pfree(lvl->lowkey);
 	lvl->lowkey = hikey;
 
-	/* this releases obuf */
-	_fbt_build_writepage(bs->index, obuf, opage);
-	pfree(opage);
+	_fbt_build_writepage(bs, oblkno, opage);
 }
 
 /*
@@ -297,13 +293,12 @@ _fbt_buildadd(FbtBuildState *bs, FbtLevelState *lvl, IndexTuple itup)
  * page is the root, which the metapage points to.
  */
 static void
-_fbt_build_finish(FbtBuildState *bs, Buffer metabuf)
+_fbt_build_finish(FbtBuildState *bs)
 {
 	FbtLevelState *lvl = bs->leaf;
 	BlockNumber root = P_NONE;
 	uint32		rootlevel = 0;
-	FbtWal		wal;
-	Page		metaimg;
+	Page		metapage;
 
 	while (lvl != NULL)
 	{
@@ -312,29 +307,26 @@ _fbt_build_finish(FbtBuildState *bs, Buffer metabuf)
 		/* posting may finish pages above, even add the top level */
 		if (lvl->parent != NULL)
 		{
-			FbtPivotSetDownLink(lvl->lowkey, BufferGetBlockNumber(lvl->buf));
+			FbtPivotSetDownLink(lvl->lowkey, lvl->blkno);
 			_fbt_buildadd(bs, lvl->parent, lvl->lowkey);
 		}
 		else
 		{
 			FbtPageGetOpaque(lvl->page)->fbto_flags |= FBTP_ROOT;
-			root = BufferGetBlockNumber(lvl->buf);
+			root = lvl->blkno;
 			rootlevel = lvl->level;
 		}
-		_fbt_build_writepage(bs->index, lvl->buf, lvl->page);
+		_fbt_build_writepage(bs, lvl->blkno, lvl->page);
 		parent = lvl->parent;
-		pfree(lvl->page);
 		pfree(lvl->lowkey);
 		pfree(lvl);
 		lvl = parent;
 	}
 
-	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	_fbt_wal_start(&wal, bs->index);
-	metaimg = _fbt_wal_register(&wal, metabuf, true);
-	_fbt_initmetapage(metaimg, root, rootlevel, bs->allequalimage);
-	_fbt_wal_finish(&wal);
-	UnlockReleaseBuffer(metabuf);
+	metapage = (Page) palloc(BLCKSZ);
+	_fbt_initmetapage(metapage, root, rootlevel, bs->allequalimage);
+	_fbt_build_writepage(bs, FBT_METAPAGE, metapage);
+	fbt_bulk_finish(&bs->writer);
 }
 
 /*
@@ -495,7 +487,6 @@ fbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 {
 	IndexBuildResult *result;
 	FbtBuildState bs;
-	Buffer		metabuf;
 	double		reltuples;
 	double		loaded = 0;
 	IndexTuple	itup;
@@ -531,11 +522,8 @@ fbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	}
 
 	/* block 0: the metapage, written last */
-	metabuf = _fbt_allocbuf(index);
-	if (BufferGetBlockNumber(metabuf) != FBT_METAPAGE)
-		elog(ERROR, "unexpected metapage block %u in index \"%s\"",
-			 BufferGetBlockNumber(metabuf), RelationGetRelationName(index));
-	LockBuffer(metabuf, BUFFER_LOCK_UNLOCK);
+	bs.pages_alloced = FBT_METAPAGE + 1;
+	fbt_bulk_start(&bs.writer, index);
 
 	/*
 	 * The spools, sized as btree's: the live one may use all of
@@ -634,7 +622,7 @@ fbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	pfree(bs.sortrel->rd_rel);
 	pfree(bs.sortrel);
 
-	_fbt_build_finish(&bs, metabuf);
+	_fbt_build_finish(&bs);
 
 	/* the relcache's cached metapage, if any, predates the build */
 	if (index->rd_amcache != NULL)

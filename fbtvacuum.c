@@ -99,7 +99,8 @@ _fbt_vacuum_leaf(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 
 	if (ndeletable > 0 || nupdated > 0)
 	{
-		_fbt_delete_items(rel, buf, deletable, ndeletable,
+		_fbt_delete_items(rel, NULL, buf, true,
+						  InvalidTransactionId, deletable, ndeletable,
 						  updatable, updated, nupdated);
 		for (i = 0; i < nupdated; i++)
 			pfree(updated[i]);

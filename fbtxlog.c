@@ -13,9 +13,9 @@
  *	  fixed for the life of the postmaster and shown by the read-only
  *	  setting fastbtree.wal_mode.
  *
- *	  Kinds of change not yet converted are generic WAL records in both
- *	  modes; the two kinds of record mix in one WAL stream (README.design,
- *	  "Compact WAL").
+ *	  Index builds log core's full-page records in both modes (fbtsort.c).
+ *	  A cluster may switch modes across clean restarts, so a page may see
+ *	  both kinds of record over its life (README.design, "Compact WAL").
  *
  *-------------------------------------------------------------------------
  */
@@ -25,6 +25,7 @@
 #include "access/xlog_internal.h"
 #include "access/xlogutils.h"
 #include "miscadmin.h"
+#include "storage/standby.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
@@ -350,6 +351,247 @@ _fbt_redo_newroot(XLogReaderState *record)
 }
 
 /*
+ * XLOG_FBT_VACUUM, _DELETE.  VACUUM's redo takes a cleanup lock on the
+ * leaf, as nbtree's btree_xlog_vacuum(): a standby scan that holds a pin
+ * on the leaf (stopped there between returning its entries) keeps them,
+ * so no heap TID it returns can be reused under it.  DELETE's first
+ * resolves the conflict with standby snapshots that may still see the
+ * removed entries' heap tuples, as btree_xlog_delete().
+ */
+static void
+_fbt_redo_delete(XLogReaderState *record, bool vacuum)
+{
+	xl_fbt_delete *xlrec = (xl_fbt_delete *) XLogRecGetData(record);
+	Buffer		buf;
+	XLogRedoAction action;
+
+	if (!vacuum && InHotStandby && TransactionIdIsValid(xlrec->horizon))
+	{
+		FbtRelFileIdData locator;
+
+		XLogRecGetBlockTag(record, 0, &locator, NULL, NULL);
+		fbt_resolve_conflict(xlrec->horizon, xlrec->isCatalogRel, locator);
+	}
+
+	action = XLogReadBufferForRedoExtended(record, 0, RBM_NORMAL, vacuum,
+										   &buf);
+	if (action == BLK_NEEDS_REDO)
+	{
+		Page		page = BufferGetPage(buf);
+		OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+		Size		len;
+		char	   *pos = XLogRecGetBlockData(record, 0, &len);
+		char	   *end = pos + len;
+		OffsetNumber *deletable;
+		OffsetNumber *updatable;
+		IndexTuple *updated;
+		bool	   *remove;
+		int			i;
+
+		if ((Size) (xlrec->ndeleted + xlrec->nupdated) * sizeof(OffsetNumber) > len)
+			elog(PANIC, "fastbtree delete record at %X/%X: %zu bytes for %u + %u offsets",
+				 LSN_FORMAT_ARGS(record->ReadRecPtr), len, xlrec->ndeleted,
+				 xlrec->nupdated);
+		deletable = palloc(Max(xlrec->ndeleted, 1) * sizeof(OffsetNumber));
+		memcpy(deletable, pos, xlrec->ndeleted * sizeof(OffsetNumber));
+		pos += xlrec->ndeleted * sizeof(OffsetNumber);
+		updatable = palloc(Max(xlrec->nupdated, 1) * sizeof(OffsetNumber));
+		memcpy(updatable, pos, xlrec->nupdated * sizeof(OffsetNumber));
+		pos += xlrec->nupdated * sizeof(OffsetNumber);
+		updated = palloc(Max(xlrec->nupdated, 1) * sizeof(IndexTuple));
+		remove = palloc(FBT_MAX_TIDS_PER_PAGE * sizeof(bool));
+
+		for (i = 0; i < xlrec->nupdated; i++)
+		{
+			IndexTuple	posting;
+			uint16		ndeletedtids;
+			int			n;
+			int			j;
+
+			if (updatable[i] < FirstOffsetNumber || updatable[i] > maxoff)
+				elog(PANIC, "fastbtree delete record at %X/%X: offset %u out of range",
+					 LSN_FORMAT_ARGS(record->ReadRecPtr), updatable[i]);
+			posting = (IndexTuple) PageGetItem(page,
+											   PageGetItemId(page, updatable[i]));
+			n = FbtTupleIsPosting(posting) ? FbtTupleGetNPosting(posting) : 0;
+			if (n > FBT_MAX_TIDS_PER_PAGE)
+				elog(PANIC, "fastbtree delete record at %X/%X: posting list of %d TIDs at offset %u",
+					 LSN_FORMAT_ARGS(record->ReadRecPtr), n, updatable[i]);
+			if (end - pos < (long) sizeof(uint16))
+				elog(PANIC, "fastbtree delete record at %X/%X: update %d truncated",
+					 LSN_FORMAT_ARGS(record->ReadRecPtr), i);
+			memcpy(&ndeletedtids, pos, sizeof(uint16));
+			pos += sizeof(uint16);
+			if (ndeletedtids == 0 || ndeletedtids >= n ||
+				end - pos < (long) (ndeletedtids * sizeof(uint16)))
+				elog(PANIC, "fastbtree delete record at %X/%X: %u TIDs to remove from a posting list of %d",
+					 LSN_FORMAT_ARGS(record->ReadRecPtr), ndeletedtids, n);
+			memset(remove, 0, n * sizeof(bool));
+			for (j = 0; j < ndeletedtids; j++)
+			{
+				uint16		ptid;
+
+				memcpy(&ptid, pos, sizeof(uint16));
+				pos += sizeof(uint16);
+				if (ptid >= n)
+					elog(PANIC, "fastbtree delete record at %X/%X: TID position %u past a posting list of %d",
+						 LSN_FORMAT_ARGS(record->ReadRecPtr), ptid, n);
+				remove[ptid] = true;
+			}
+			updated[i] = _fbt_posting_remove(posting, remove);
+		}
+		if (pos != end)
+			elog(PANIC, "fastbtree delete record at %X/%X: %ld bytes of block data left over",
+				 LSN_FORMAT_ARGS(record->ReadRecPtr), (long) (end - pos));
+		for (i = 0; i < xlrec->ndeleted; i++)
+			if (deletable[i] < FirstOffsetNumber || deletable[i] > maxoff)
+				elog(PANIC, "fastbtree delete record at %X/%X: offset %u out of range",
+					 LSN_FORMAT_ARGS(record->ReadRecPtr), deletable[i]);
+		if (!_fbt_delete_items_apply(page, deletable, xlrec->ndeleted,
+									 updatable, updated, xlrec->nupdated))
+			elog(PANIC, "fastbtree delete record at %X/%X: a posting list does not fit its slot",
+				 LSN_FORMAT_ARGS(record->ReadRecPtr));
+		_fbt_redo_done(buf, record->EndRecPtr);
+	}
+	if (BufferIsValid(buf))
+		UnlockReleaseBuffer(buf);
+}
+
+/* XLOG_FBT_MARK_HALFDEAD: both pages released together */
+static void
+_fbt_redo_mark_halfdead(XLogReaderState *record)
+{
+	xl_fbt_mark_halfdead *xlrec = (xl_fbt_mark_halfdead *) XLogRecGetData(record);
+	Buffer		pbuf;
+	Buffer		leafbuf;
+
+	if (XLogReadBufferForRedo(record, 1, &pbuf) == BLK_NEEDS_REDO)
+	{
+		if (!_fbt_halfdead_apply_parent(BufferGetPage(pbuf), xlrec->poff,
+										xlrec->rightsib))
+			elog(PANIC, "fastbtree half-dead record at %X/%X: parent offset %u out of range",
+				 LSN_FORMAT_ARGS(record->ReadRecPtr), xlrec->poff);
+		_fbt_redo_done(pbuf, record->EndRecPtr);
+	}
+	if (XLogReadBufferForRedo(record, 0, &leafbuf) == BLK_NEEDS_REDO)
+	{
+		if (!_fbt_halfdead_apply_leaf(BufferGetPage(leafbuf),
+									  xlrec->topparent))
+			elog(PANIC, "fastbtree half-dead record at %X/%X: the leaf has no high key",
+				 LSN_FORMAT_ARGS(record->ReadRecPtr));
+		_fbt_redo_done(leafbuf, record->EndRecPtr);
+	}
+	if (BufferIsValid(leafbuf))
+		UnlockReleaseBuffer(leafbuf);
+	if (BufferIsValid(pbuf))
+		UnlockReleaseBuffer(pbuf);
+}
+
+/*
+ * XLOG_FBT_UNLINK: left sibling, page, right sibling and leaf locked in
+ * that order and released together.  The primary locks the leaf first;
+ * replay cannot deadlock with standby readers, which hold one content
+ * lock at a time.
+ */
+static void
+_fbt_redo_unlink(XLogReaderState *record)
+{
+	xl_fbt_unlink *xlrec = (xl_fbt_unlink *) XLogRecGetData(record);
+	Buffer		lbuf = InvalidBuffer;
+	Buffer		buf;
+	Buffer		rbuf;
+	Buffer		leafbuf = InvalidBuffer;
+
+	if (XLogRecHasBlockRef(record, 1) &&
+		XLogReadBufferForRedo(record, 1, &lbuf) == BLK_NEEDS_REDO)
+	{
+		FbtPageGetOpaque(BufferGetPage(lbuf))->fbto_next = xlrec->rightsib;
+		_fbt_redo_done(lbuf, record->EndRecPtr);
+	}
+	buf = XLogInitBufferForRedo(record, 0);
+	if (!_fbt_deleted_page_init(BufferGetPage(buf), xlrec->level,
+								xlrec->leftsib, xlrec->rightsib,
+								xlrec->safexid))
+		elog(PANIC, "fastbtree unlink record at %X/%X: the deleted page cannot be built",
+			 LSN_FORMAT_ARGS(record->ReadRecPtr));
+	_fbt_redo_done(buf, record->EndRecPtr);
+	if (XLogReadBufferForRedo(record, 2, &rbuf) == BLK_NEEDS_REDO)
+	{
+		FbtPageGetOpaque(BufferGetPage(rbuf))->fbto_prev = xlrec->leftsib;
+		_fbt_redo_done(rbuf, record->EndRecPtr);
+	}
+	if (XLogRecHasBlockRef(record, 3) &&
+		XLogReadBufferForRedo(record, 3, &leafbuf) == BLK_NEEDS_REDO)
+	{
+		if (!_fbt_unlink_apply_leaf(BufferGetPage(leafbuf),
+									xlrec->leaftopparent))
+			elog(PANIC, "fastbtree unlink record at %X/%X: the leaf has no high key",
+				 LSN_FORMAT_ARGS(record->ReadRecPtr));
+		_fbt_redo_done(leafbuf, record->EndRecPtr);
+	}
+	if (BufferIsValid(lbuf))
+		UnlockReleaseBuffer(lbuf);
+	UnlockReleaseBuffer(buf);
+	if (BufferIsValid(rbuf))
+		UnlockReleaseBuffer(rbuf);
+	if (BufferIsValid(leafbuf))
+		UnlockReleaseBuffer(leafbuf);
+}
+
+/* XLOG_FBT_REUSE_PAGE: conflict only, as btree_xlog_reuse_page() */
+static void
+_fbt_redo_reuse_page(XLogReaderState *record)
+{
+	xl_fbt_reuse_page *xlrec = (xl_fbt_reuse_page *) XLogRecGetData(record);
+
+	if (InHotStandby)
+		fbt_resolve_conflict_full(xlrec->safexid, xlrec->isCatalogRel,
+								  xlrec->locator);
+}
+
+/* XLOG_FBT_META: the metapage's image */
+static void
+_fbt_redo_meta(XLogReaderState *record)
+{
+	Buffer		metabuf;
+
+	if (XLogReadBufferForRedo(record, 0, &metabuf) != BLK_RESTORED)
+		elog(PANIC, "fastbtree metapage record at %X/%X: no image of the metapage",
+			 LSN_FORMAT_ARGS(record->ReadRecPtr));
+	UnlockReleaseBuffer(metabuf);
+}
+
+/* The size of a record kind's main data struct (0: none, or unknown) */
+static Size
+_fbt_main_data_size(uint8 info)
+{
+	switch (info)
+	{
+		case XLOG_FBT_INSERT_LEAF:
+		case XLOG_FBT_INSERT_UPPER:
+		case XLOG_FBT_INSERT_POST:
+			return SizeOfFbtInsert;
+		case XLOG_FBT_SPLIT_L:
+		case XLOG_FBT_SPLIT_R:
+			return SizeOfFbtSplit;
+		case XLOG_FBT_DEDUP:
+			return SizeOfFbtDedup;
+		case XLOG_FBT_NEWROOT:
+			return SizeOfFbtNewroot;
+		case XLOG_FBT_VACUUM:
+		case XLOG_FBT_DELETE:
+			return SizeOfFbtDelete;
+		case XLOG_FBT_MARK_HALFDEAD:
+			return SizeOfFbtMarkHalfdead;
+		case XLOG_FBT_UNLINK:
+			return SizeOfFbtUnlink;
+		case XLOG_FBT_REUSE_PAGE:
+			return SizeOfFbtReusePage;
+	}
+	return 0;
+}
+
+/*
  * fbt_redo() -- the resource manager's rm_redo: replay one fastbtree
  * record.  Runs in the startup process; pages are locked by
  * XLogReadBufferForRedo() as nbtree's redo locks them.  A record that
@@ -359,7 +601,13 @@ void
 fbt_redo(XLogReaderState *record)
 {
 	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
-	MemoryContext oldcxt = MemoryContextSwitchTo(fbt_redo_context);
+	MemoryContext oldcxt;
+
+	if (XLogRecGetDataLen(record) < _fbt_main_data_size(info))
+		elog(PANIC, "fastbtree record at %X/%X: %u bytes of main data, %zu expected",
+			 LSN_FORMAT_ARGS(record->ReadRecPtr), XLogRecGetDataLen(record),
+			 _fbt_main_data_size(info));
+	oldcxt = MemoryContextSwitchTo(fbt_redo_context);
 
 	switch (info)
 	{
@@ -381,6 +629,24 @@ fbt_redo(XLogReaderState *record)
 			break;
 		case XLOG_FBT_NEWROOT:
 			_fbt_redo_newroot(record);
+			break;
+		case XLOG_FBT_VACUUM:
+			_fbt_redo_delete(record, true);
+			break;
+		case XLOG_FBT_DELETE:
+			_fbt_redo_delete(record, false);
+			break;
+		case XLOG_FBT_MARK_HALFDEAD:
+			_fbt_redo_mark_halfdead(record);
+			break;
+		case XLOG_FBT_UNLINK:
+			_fbt_redo_unlink(record);
+			break;
+		case XLOG_FBT_REUSE_PAGE:
+			_fbt_redo_reuse_page(record);
+			break;
+		case XLOG_FBT_META:
+			_fbt_redo_meta(record);
 			break;
 		default:
 			elog(PANIC, "fastbtree redo: unknown record kind %u", info);
@@ -412,6 +678,18 @@ fbt_identify(uint8 info)
 			return "DEDUP";
 		case XLOG_FBT_NEWROOT:
 			return "NEWROOT";
+		case XLOG_FBT_VACUUM:
+			return "VACUUM";
+		case XLOG_FBT_DELETE:
+			return "DELETE";
+		case XLOG_FBT_MARK_HALFDEAD:
+			return "MARK_HALFDEAD";
+		case XLOG_FBT_UNLINK:
+			return "UNLINK";
+		case XLOG_FBT_REUSE_PAGE:
+			return "REUSE_PAGE";
+		case XLOG_FBT_META:
+			return "META";
 	}
 	return NULL;
 }
@@ -457,6 +735,53 @@ fbt_desc(StringInfo buf, XLogReaderState *record)
 		case XLOG_FBT_NEWROOT:
 			appendStringInfo(buf, "level: %u",
 							 ((xl_fbt_newroot *) rec)->level);
+			break;
+		case XLOG_FBT_VACUUM:
+		case XLOG_FBT_DELETE:
+			{
+				xl_fbt_delete *xlrec = (xl_fbt_delete *) rec;
+
+				if (TransactionIdIsValid(xlrec->horizon))
+					appendStringInfo(buf, "snapshotConflictHorizon: %u, isCatalogRel: %c, ",
+									 xlrec->horizon,
+									 xlrec->isCatalogRel ? 'T' : 'F');
+				appendStringInfo(buf, "ndeleted: %u, nupdated: %u",
+								 xlrec->ndeleted, xlrec->nupdated);
+				break;
+			}
+		case XLOG_FBT_MARK_HALFDEAD:
+			{
+				xl_fbt_mark_halfdead *xlrec = (xl_fbt_mark_halfdead *) rec;
+
+				appendStringInfo(buf, "poff: %u, topparent: %u, rightsib: %u",
+								 xlrec->poff, xlrec->topparent,
+								 xlrec->rightsib);
+				break;
+			}
+		case XLOG_FBT_UNLINK:
+			{
+				xl_fbt_unlink *xlrec = (xl_fbt_unlink *) rec;
+
+				appendStringInfo(buf, "leftsib: %u, rightsib: %u, level: %u, safexid: %u:%u, leaftopparent: %u",
+								 xlrec->leftsib, xlrec->rightsib, xlrec->level,
+								 EpochFromFullTransactionId(xlrec->safexid),
+								 XidFromFullTransactionId(xlrec->safexid),
+								 xlrec->leaftopparent);
+				break;
+			}
+		case XLOG_FBT_REUSE_PAGE:
+			{
+				xl_fbt_reuse_page *xlrec = (xl_fbt_reuse_page *) rec;
+
+				appendStringInfo(buf, "rel: " FBT_RELFILE_FORMAT ", block: %u, snapshotConflictHorizon: %u:%u, isCatalogRel: %c",
+								 FBT_RELFILE_ARGS(xlrec->locator),
+								 xlrec->block,
+								 EpochFromFullTransactionId(xlrec->safexid),
+								 XidFromFullTransactionId(xlrec->safexid),
+								 xlrec->isCatalogRel ? 'T' : 'F');
+				break;
+			}
+		case XLOG_FBT_META:
 			break;
 	}
 }

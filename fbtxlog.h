@@ -24,6 +24,8 @@
 #include "lib/stringinfo.h"
 #include "storage/off.h"
 
+#include "fbtcompat.h"
+
 /*
  * The resource manager ID: 251 = 0xFB.  Custom IDs are 128-255; 128 is for
  * development only, and the PostgreSQL wiki's registry
@@ -48,6 +50,14 @@
 #define XLOG_FBT_SPLIT_R		0x40	/* page split, new tuple on the right */
 #define XLOG_FBT_DEDUP			0x50	/* deduplication pass on a leaf */
 #define XLOG_FBT_NEWROOT		0x60	/* a new root, and the metapage */
+#define XLOG_FBT_VACUUM			0x70	/* VACUUM removes entries from a leaf */
+#define XLOG_FBT_DELETE			0x80	/* dead entries removed from a full
+										 * leaf before a split */
+#define XLOG_FBT_MARK_HALFDEAD	0x90	/* page deletion, step 1 */
+#define XLOG_FBT_UNLINK			0xA0	/* page deletion, step 2 */
+#define XLOG_FBT_REUSE_PAGE		0xB0	/* a deleted page is about to be
+										 * reused: conflict only */
+#define XLOG_FBT_META			0xC0	/* the metapage's VACUUM fields */
 
 /*
  * XLOG_FBT_INSERT_*: main data xl_fbt_insert; block 0 the page the tuple
@@ -118,6 +128,103 @@ typedef struct xl_fbt_newroot
 } xl_fbt_newroot;
 
 #define SizeOfFbtNewroot	(offsetof(xl_fbt_newroot, level) + sizeof(uint32))
+
+/*
+ * XLOG_FBT_VACUUM / XLOG_FBT_DELETE: main data xl_fbt_delete; block 0 the
+ * leaf.  Its block data: ndeleted offsets (OffsetNumber, ascending) of the
+ * entries removed, then nupdated offsets of the posting lists that lose
+ * some of their TIDs, then for each of those an xl_fbt_update: the count
+ * and the positions (uint16, ascending) of the TIDs it loses.  Redo forms
+ * each new posting list from the one on its page (_fbt_posting_remove())
+ * and applies the primary's edit (_fbt_delete_items_apply()), as nbtree's
+ * xl_btree_vacuum / xl_btree_delete.  VACUUM's redo takes a cleanup lock
+ * on the leaf; DELETE's first resolves the conflict with standby queries
+ * whose snapshots may see heap tuples up to horizon.
+ */
+typedef struct xl_fbt_delete
+{
+	TransactionId horizon;		/* DELETE: the snapshot-conflict horizon
+								 * (InvalidTransactionId: none); VACUUM:
+								 * InvalidTransactionId */
+	uint16		ndeleted;
+	uint16		nupdated;
+	bool		isCatalogRel;	/* DELETE on 16+: the table is one logical
+								 * decoding reads (conflicts with logical
+								 * slots on a standby) */
+} xl_fbt_delete;
+
+#define SizeOfFbtDelete		(offsetof(xl_fbt_delete, isCatalogRel) + sizeof(bool))
+
+typedef struct xl_fbt_update
+{
+	uint16		ndeletedtids;
+	uint16		ptids[FLEXIBLE_ARRAY_MEMBER];
+} xl_fbt_update;
+
+#define SizeOfFbtUpdate		offsetof(xl_fbt_update, ptids)
+
+/*
+ * XLOG_FBT_MARK_HALFDEAD: main data xl_fbt_mark_halfdead.  Block 0 is the
+ * empty leaf, which becomes half-dead and records topparent; block 1 the
+ * subtree's parent, whose downlink at poff (to the subtree's top page)
+ * takes over the right sibling's at poff + 1, which goes, so that the
+ * subtree's key range passes to rightsib (fbtpagedel.c,
+ * _fbt_halfdead_apply_parent() / _leaf()).
+ */
+typedef struct xl_fbt_mark_halfdead
+{
+	OffsetNumber poff;			/* the subtree's downlink in the parent */
+	BlockNumber topparent;		/* the subtree's top internal page, or
+								 * InvalidBlockNumber when it is the leaf */
+	BlockNumber rightsib;		/* the top page's right sibling */
+} xl_fbt_mark_halfdead;
+
+#define SizeOfFbtMarkHalfdead	(offsetof(xl_fbt_mark_halfdead, rightsib) + sizeof(BlockNumber))
+
+/*
+ * XLOG_FBT_UNLINK: main data xl_fbt_unlink.  Block 0 is the page unlinked,
+ * initialized by redo as a deleted page (_fbt_deleted_page_init()) that
+ * keeps its siblings and safexid; block 1, when it had one, the left
+ * sibling, whose right-link becomes rightsib; block 2 the right sibling,
+ * whose left-link becomes leftsib; block 3, when the page unlinked is an
+ * internal page above a half-dead leaf, that leaf, whose top-parent link
+ * moves down to leaftopparent.
+ */
+typedef struct xl_fbt_unlink
+{
+	BlockNumber leftsib;		/* P_NONE when the page was leftmost */
+	BlockNumber rightsib;
+	uint32		level;			/* the page's level */
+	FullTransactionId safexid;	/* recyclable once every snapshot passed
+								 * it */
+	BlockNumber leaftopparent;	/* block 3's new top-parent link */
+} xl_fbt_unlink;
+
+#define SizeOfFbtUnlink		(offsetof(xl_fbt_unlink, leaftopparent) + sizeof(BlockNumber))
+
+/*
+ * XLOG_FBT_REUSE_PAGE: main data xl_fbt_reuse_page, no block.  Logged
+ * before a deleted page is reused by a split; redo changes no page and
+ * only resolves the conflict with standby queries that may still reach
+ * the page through links read before its deletion (its safexid), as
+ * nbtree's XLOG_BTREE_REUSE_PAGE.
+ */
+typedef struct xl_fbt_reuse_page
+{
+	FbtRelFileIdData locator;	/* the index */
+	BlockNumber block;
+	FullTransactionId safexid;
+	bool		isCatalogRel;	/* as in xl_fbt_delete */
+} xl_fbt_reuse_page;
+
+#define SizeOfFbtReusePage	(offsetof(xl_fbt_reuse_page, isCatalogRel) + sizeof(bool))
+
+/*
+ * XLOG_FBT_META: no main data; block 0 the metapage, as a full image (its
+ * data is a few dozen bytes).  Logged when VACUUM sets or clears
+ * fbtm_vacuum_running and records fbtm_num_delpages
+ * (_fbt_set_vacuum_running()).
+ */
 
 /* fbtxlog.c */
 extern bool fbt_wal_compact;

@@ -17,8 +17,9 @@
 # With hot_standby_feedback = on the primary keeps the rows (its horizon
 # waits for the standby's snapshot), and the standby query is not
 # cancelled and still returns every row.  wal_consistency_checking covers
-# generic records throughout: the standby compares every page it replays
-# with the primary's image.
+# fastbtree's records throughout (generic ones; and its own when the suite
+# preloads it, t/FbtWalMode.pm): the standby compares every page it
+# replays with the primary's image.
 
 use strict;
 use warnings;
@@ -27,6 +28,10 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+
+use FindBin;
+use lib $FindBin::RealBin;
+use FbtWalMode;
 use Time::HiRes qw(sleep time);
 
 my ($primary, $standby);
@@ -45,8 +50,7 @@ $primary->init(allows_streaming => 1);
 $primary->append_conf('postgresql.conf', q{
 autovacuum = off
 log_statement = none
-wal_consistency_checking = 'generic'
-});
+} . "wal_consistency_checking = '" . fbt_consistency_checking() . "'\n");
 $primary->start;
 $primary->safe_psql('postgres', q{
 CREATE EXTENSION fastbtree;
@@ -206,16 +210,38 @@ ok( $standby->poll_query_until(
 		'postgres', "SELECT ($conflicts_query) > $conflicts_before"),
 	'pg_stat_database_conflicts counted a snapshot conflict');
 
-# pg_waldump shows the conflict record, naming the index
-my $idxnode = $primary->safe_psql('postgres',
-	q{SELECT pg_relation_filenode('t_k')});
-my ($stdout, $stderr) = run_command(
-	[
-		'pg_waldump', '-p', $primary->data_dir . '/pg_wal',
-		'-s', $wal_start, '-r', 'Btree'
-	]);
-like($stdout, qr/REUSE_PAGE.*\/$idxnode\b/,
-	'the WAL holds a btree REUSE_PAGE record for the fastbtree index');
+# The WAL holds the conflict, naming the index: without preload btree's
+# REUSE_PAGE record (pg_waldump shows it); preloaded (compact mode),
+# fastbtree's own DELETE record with its horizon, or REUSE_PAGE for a page
+# reuse (pg_walinspect names and describes them).
+sub conflict_records
+{
+	my ($index, $kind) = @_;
+	my $idxnode = $primary->safe_psql('postgres',
+		qq{SELECT pg_relation_filenode('$index')});
+	if (!fbt_preloaded())
+	{
+		my ($stdout, $stderr) = run_command(
+			[
+				'pg_waldump', '-p', $primary->data_dir . '/pg_wal',
+				'-s', $wal_start, '-r', 'Btree'
+			]);
+		return scalar(() = $stdout =~ /REUSE_PAGE.*\/$idxnode\b/g);
+	}
+	$primary->safe_psql('postgres',
+		'CREATE EXTENSION IF NOT EXISTS pg_walinspect');
+	# REUSE_PAGE has no block reference; its description names the index
+	my $cond = $kind eq 'DELETE'
+	  ? "description LIKE 'snapshotConflictHorizon: %' AND block_ref LIKE '%/$idxnode %'"
+	  : "description LIKE 'rel: %/$idxnode, %'";
+	return $primary->safe_psql(
+		'postgres', qq{
+SELECT count(*) FROM pg_get_wal_records_info('$wal_start', pg_current_wal_flush_lsn())
+WHERE resource_manager = 'fastbtree' AND record_type = '$kind' AND $cond});
+}
+cmp_ok(conflict_records('t_k', 'DELETE'), '>', 0,
+	'the WAL holds a conflict record for the fastbtree index ('
+	  . (fbt_preloaded() ? "fastbtree's DELETE" : "btree's REUSE_PAGE") . ')');
 
 $standby->safe_psql('postgres', q{
 SET enable_seqscan = off;
@@ -296,14 +322,7 @@ $session->kill_kill;
 ok( $standby->poll_query_until(
 		'postgres', "SELECT ($conflicts_query) > $conflicts_before"),
 	'pg_stat_database_conflicts counted the reuse conflict');
-$idxnode = $primary->safe_psql('postgres',
-	q{SELECT pg_relation_filenode('r_k')});
-($stdout, $stderr) = run_command(
-	[
-		'pg_waldump', '-p', $primary->data_dir . '/pg_wal',
-		'-s', $wal_start, '-r', 'Btree'
-	]);
-like($stdout, qr/REUSE_PAGE.*\/$idxnode\b/,
+cmp_ok(conflict_records('r_k', 'REUSE_PAGE'), '>', 0,
 	'the WAL holds REUSE_PAGE records for the reused pages');
 $standby->safe_psql('postgres', q{SELECT fastbtree_check('r_k', true);});
 is($standby->safe_psql('postgres', q{
@@ -343,8 +362,8 @@ is($kept, $before, 'and still returns every row of its snapshot');
 session_query('COMMIT;');
 $session->finish;
 
-# every generic record carried a page image, and the standby rebuilt the
-# same bytes (the deletions included)
+# every record of fastbtree's carried a page image, and the standby rebuilt
+# the same bytes (the deletions included)
 unlike(slurp_file($standby->logfile), qr/inconsistent page found/,
 	'the standby replayed every record to the primary\'s page images');
 

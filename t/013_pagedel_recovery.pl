@@ -10,7 +10,8 @@
 #    passes, and the next VACUUM unlinks them.
 # 2. A queue (oldest keys deleted, new ones appended, VACUUM) whose
 #    deletions, recycled pages and their REUSE_PAGE conflict records
-#    replay on a standby with wal_consistency_checking = 'generic': no
+#    replay on a standby with wal_consistency_checking on fastbtree's
+#    records ('generic', or 'generic,fastbtree' preloaded): no
 #    "inconsistent page found", the standby answers as the primary, its
 #    copy passes fastbtree_check, and a crash of the primary in the middle
 #    of a round recovers to a valid tree.
@@ -31,6 +32,10 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use FindBin;
+use lib $FindBin::RealBin;
+use FbtWalMode;
+
 my ($primary, $standby);
 
 END
@@ -47,10 +52,10 @@ $primary->init(allows_streaming => 1);
 $primary->append_conf('postgresql.conf', q{
 autovacuum = off
 log_statement = none
-wal_consistency_checking = 'generic'
+wal_consistency_checking = 'CHECKING'
 # the standby reconnects after the primary's crash: keep what it needs
 wal_keep_size = '1GB'
-});
+} =~ s/CHECKING/fbt_consistency_checking()/er);
 $primary->start;
 $primary->safe_psql('postgres', 'CREATE EXTENSION fastbtree');
 
