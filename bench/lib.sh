@@ -395,8 +395,9 @@ setup_cluster()
 		# bench/: throwaway benchmark cluster.  fsync and synchronous_commit
 		# are off so that no run waits for the disk: reads measure CPU, writes
 		# measure the cost of building and inserting WAL, not of flushing it.
-		# full_page_writes stays on so write workloads log what a production
-		# server logs.  Never use these settings for data you care about.
+		# full_page_writes stays on (unless run.sh --full-page-writes off) so
+		# write workloads log what a production server logs.  Never use these
+		# settings for data you care about.
 		port = $PORT
 		listen_addresses = ''
 		unix_socket_directories = '$WORK/sock'
@@ -407,7 +408,7 @@ setup_cluster()
 		maintenance_work_mem = 512MB
 		fsync = off
 		synchronous_commit = off
-		full_page_writes = on
+		full_page_writes = ${FULL_PAGE_WRITES:-on}
 		max_wal_size = 8GB
 		checkpoint_timeout = 60min
 		# Runs must not be disturbed by background work or by plans only one
@@ -519,6 +520,7 @@ load_data()
 			ins_random) load_ins_random ;;
 			ins_asc) load_ins_asc ;;
 			mixed) load_mixed ;;
+			churn) load_churn ;;
 			probekeys) load_data accounts int8 ts text two; load_probekeys ;;
 			pk_int4) load_data accounts; load_probe_array "$set" ;;
 			pk_int8) load_data int8; load_probe_array "$set" ;;
@@ -674,6 +676,17 @@ load_mixed()
 		die "creating mixed_base failed"
 }
 
+# Update churn: every row's k is indexed and never changes; u, the
+# neighbour column an UPDATE changes, has an index of its own, so every
+# update is non-HOT and leaves a logically unchanged copy in the k index
+# (bottom-up deletion's case)
+load_churn()
+{
+	log "data: churn_base (keys 1..$(nrows), indexed neighbour column u)"
+	psql_q "CREATE TABLE churn_base AS SELECT i AS k, i AS u, i AS v FROM generate_series(1, $(nrows)) i" ||
+		die "creating churn_base failed"
+}
+
 # reset_data SET SIDE: rebuild the write table of SET for SIDE from its base
 # table, checkpoint, and load it into shared buffers
 reset_data()
@@ -682,6 +695,7 @@ reset_data()
 
 	case "$set" in
 		ins_random|mixed) copy_indexed "${set}_base" "$side" "$set" "idx:k" ;;
+		churn) copy_indexed churn_base "$side" churn "idx:k" "u:u" ;;
 		ins_asc)
 			copy_indexed ins_asc_base "$side" ins_asc "idx:k"
 			psql_q "DROP SEQUENCE IF EXISTS ${table}_seq" \

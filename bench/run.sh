@@ -56,7 +56,7 @@ CALLGRIND=no
 RESULTS_DIR="$BENCH_DIR/results"
 
 READ_WORKLOADS=(select range range_desc ios join text_c text_default twocol)
-WRITE_WORKLOADS=(insert_random insert_asc mixed)
+WRITE_WORKLOADS=(insert_random insert_asc mixed update_churn)
 
 WORKLOADS=()
 DO_BUILD=no
@@ -97,6 +97,8 @@ usage()
 	                    scripts/install-deps.sh --pg N --release
 	  --wal-mode MODE   fastbtree's WAL: generic (the default) or compact
 	                    (preloaded: its own WAL records)
+	  --full-page-writes on|off  the server's full_page_writes; default on
+	                    (off: WAL bytes per transaction are the records alone)
 	  --keep            keep the cluster running and its directory for inspection
 	  --help            show this help
 
@@ -112,7 +114,7 @@ parse_args()
 {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-			--scale|--clients|--time|--pairs|--suite|--shared-buffers|--results-dir|--pg|--wal-mode)
+			--scale|--clients|--time|--pairs|--suite|--shared-buffers|--results-dir|--pg|--wal-mode|--full-page-writes)
 				[ $# -ge 2 ] || die "$1 needs a value (see --help)"
 				set -- "$1=$2" "${@:3}"
 				continue
@@ -126,6 +128,8 @@ parse_args()
 			--results-dir=*) RESULTS_DIR=${1#*=} ;;
 			--pg=*) select_major "${1#*=}" ;;
 			--wal-mode=*) select_wal_mode "${1#*=}" ;;
+			--full-page-writes=on|--full-page-writes=off) FULL_PAGE_WRITES=${1#*=} ;;
+			--full-page-writes=*) die "--full-page-writes must be on or off" ;;
 			--callgrind) CALLGRIND=yes ;;
 			--keep) KEEP=yes ;;
 			-h|--help) usage; exit 0 ;;
@@ -319,7 +323,7 @@ report_header()
 	echo "- CPU: $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) cores; $(uname -sr)"
 	echo "- scale $SCALE: $(nrows) rows per table; $PAIRS pairs of ${DURATION}s runs per client count; clients: $CLIENTS"
 	echo "- pgbench -n -M prepared -c CLIENTS -j min(CLIENTS, cores); runs interleaved btree, $FBT_AM, btree, $FBT_AM, ..."
-	echo "- shared_buffers = $SHARED_BUFFERS; fsync and synchronous_commit off, full_page_writes on; autovacuum, JIT and"
+	echo "- shared_buffers = $SHARED_BUFFERS; fsync and synchronous_commit off, full_page_writes ${FULL_PAGE_WRITES:-on}; autovacuum, JIT and"
 	echo "  parallel query and parallel index builds off (fastbtree has none); database locale C.UTF-8"
 	echo "- $(wal_mode_label)"
 	echo "- A pair is a btree run and a $FBT_AM run made back to back.  btree tps and $FBT_AM tps are the two runs of the"
