@@ -93,6 +93,61 @@ _fbt_check_item_size(Relation rel, Relation heapRel, IndexTuple itup)
 }
 
 /*
+ * The rightmost-leaf fastpath (nbtree's, _bt_search_insert(), PostgreSQL
+ * 11 and later): ascending keys all go to the rightmost leaf, so an
+ * inserter that last left an entry there remembers the block (the
+ * relation's target block, RelationSetTargetBlock(), which core resets
+ * whenever the relation's storage changes), and the next insert locks it
+ * directly, without a descent, when it still is the rightmost leaf, has
+ * room for the new entry without a split, and the key sorts after its
+ * first entry.  The first condition makes it the only page where the key
+ * can go (Lehman and Yao: a rightmost page's range is unbounded above),
+ * and the last that no equal key of a unique check lies to its left.  The
+ * lock is taken conditionally: a page another inserter holds is a hot
+ * page, and the descent then costs little more than waiting.  Only in
+ * trees of at least FBT_FASTPATH_MIN_LEVEL levels, as nbtree: in smaller
+ * ones the descent is short and the root leaf splits often.
+ */
+#define FBT_FASTPATH_MIN_LEVEL	2
+
+/*
+ * The remembered rightmost leaf, exclusively locked, if key (an entry of
+ * itemsz bytes, MAXALIGN'd) can go there with no split; else
+ * InvalidBuffer, nothing held, and the block is forgotten.  Errors:
+ * _fbt_checkpage()'s on a damaged page.
+ */
+static Buffer
+_fbt_fastpath_leaf(Relation rel, FbtScanInsert key, Size itemsz)
+{
+	BlockNumber blkno = RelationGetTargetBlock(rel);
+	Buffer		buf;
+	Page		page;
+	FbtPageOpaque opaque;
+
+	if (!BlockNumberIsValid(blkno))
+		return InvalidBuffer;
+	buf = ReadBuffer(rel, blkno);
+	if (ConditionalLockBuffer(buf))
+	{
+		_fbt_checkpage(rel, buf);
+		_fbt_heal_version(buf);
+		page = BufferGetPage(buf);
+		opaque = FbtPageGetOpaque(page);
+		if (P_ISLEAF(opaque) && P_RIGHTMOST(opaque) && !P_IGNORE(opaque) &&
+			!P_INCOMPLETE_SPLIT(opaque) &&
+			PageGetFreeSpace(page) > itemsz &&
+			PageGetMaxOffsetNumber(page) >= P_FIRSTDATAKEY(opaque) &&
+			_fbt_compare(rel, key, buf, P_FIRSTDATAKEY(opaque)) > 0)
+			return buf;
+		UnlockReleaseBuffer(buf);
+	}
+	else
+		ReleaseBuffer(buf);
+	RelationSetTargetBlock(rel, InvalidBlockNumber);
+	return InvalidBuffer;
+}
+
+/*
  * fbtinsert() -- aminsert: insert one index entry.
  *
  * values/isnull: the index columns; ht_ctid: the heap TID; checkUnique:
@@ -144,7 +199,11 @@ fbtinsert(Relation rel, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		int			postingoff;
 
 		key->scantid = checkingunique ? NULL : &itup->t_tid;
-		stack = _fbt_search(rel, key, &buf, FBT_WRITE, NULL, NULL);
+		buf = _fbt_fastpath_leaf(rel, key, MAXALIGN(IndexTupleSize(itup)));
+		if (BufferIsValid(buf))
+			stack = NULL;
+		else
+			stack = _fbt_search(rel, key, &buf, FBT_WRITE, NULL, NULL);
 
 		if (checkingunique)
 		{
@@ -1152,6 +1211,11 @@ _fbt_insertonpg(Relation rel, Buffer buf, Buffer cbuf, FbtStack stack,
 		IndexTuple	lefthikey;
 		Buffer		rbuf;
 
+		/* a remembered rightmost leaf stops being one */
+		if (P_ISLEAF(opaque) &&
+			RelationGetTargetBlock(rel) == BufferGetBlockNumber(buf))
+			RelationSetTargetBlock(rel, InvalidBlockNumber);
+
 		if (P_INCOMPLETE_SPLIT(opaque))
 			elog(ERROR, "cannot split block %u of index \"%s\": its previous split is incomplete",
 				 BufferGetBlockNumber(buf), RelationGetRelationName(rel));
@@ -1183,6 +1247,12 @@ _fbt_insertonpg(Relation rel, Buffer buf, Buffer cbuf, FbtStack stack,
 		}
 		_fbt_wal_finish_completing(&wal, cbuf);
 	}
+
+	/* an entry left on the rightmost leaf: remember it for the next one */
+	if (P_ISLEAF(opaque) && P_RIGHTMOST(opaque) && !P_ISROOT(opaque) &&
+		RelationGetTargetBlock(rel) != BufferGetBlockNumber(buf) &&
+		_fbt_getrootheight(rel) >= FBT_FASTPATH_MIN_LEVEL)
+		RelationSetTargetBlock(rel, BufferGetBlockNumber(buf));
 
 	UnlockReleaseBuffer(buf);
 	if (BufferIsValid(cbuf))
