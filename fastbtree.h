@@ -1008,9 +1008,6 @@ extern void _fbt_delete_items(Relation rel, Relation heapRel, Buffer buf,
 							  OffsetNumber *deletable, int n,
 							  OffsetNumber *updatable, IndexTuple *updated,
 							  int nupdated);
-extern void _fbt_log_conflict_horizon(Relation rel, Relation heapRel,
-									  BlockNumber blkno,
-									  TransactionId horizon);
 extern void _fbt_log_conflict_full(Relation rel, Relation heapRel,
 								   BlockNumber blkno,
 								   FullTransactionId horizon);

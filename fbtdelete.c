@@ -58,6 +58,10 @@
 #include "fastbtree.h"
 #include "fbtxlog.h"
 
+static void _fbt_log_conflict_horizon(Relation rel, Relation heapRel,
+									  BlockNumber blkno,
+									  TransactionId horizon);
+
 /*
  * Clear FBTP_HAS_GARBAGE on a leaf image that has no LP_DEAD entry left.
  * The flag must stay set while any entry is LP_DEAD: fbtpage.c relies on
@@ -297,7 +301,7 @@ _fbt_full_xid(TransactionId xid)
  * Call it before the record that removes the entries, holding whatever
  * locks that change needs; it takes none.  Errors: those of XLogInsert().
  */
-void
+static void
 _fbt_log_conflict_horizon(Relation rel, Relation heapRel, BlockNumber blkno,
 						  TransactionId horizon)
 {

@@ -112,13 +112,6 @@ _fbt_build_newpage(FbtBuildState *bs, FbtLevelState *lvl)
 	lvl->blkno = bs->pages_alloced++;
 }
 
-/* Hand a finished local page (which this frees) to the bulk writer */
-static void
-_fbt_build_writepage(FbtBuildState *bs, BlockNumber blkno, Page page)
-{
-	fbt_bulk_write(&bs->writer, blkno, page);
-}
-
 static FbtLevelState *
 _fbt_build_newlevel(FbtBuildState *bs, uint32 level)
 {
@@ -270,7 +263,8 @@ _fbt_build_finishpage(FbtBuildState *bs, FbtLevelState *lvl)
 	pfree(lvl->lowkey);
 	lvl->lowkey = hikey;
 
-	_fbt_build_writepage(bs, oblkno, opage);
+	/* (the bulk writer frees the page) */
+	fbt_bulk_write(&bs->writer, oblkno, opage);
 }
 
 /*
@@ -316,7 +310,7 @@ _fbt_build_finish(FbtBuildState *bs)
 			root = lvl->blkno;
 			rootlevel = lvl->level;
 		}
-		_fbt_build_writepage(bs, lvl->blkno, lvl->page);
+		fbt_bulk_write(&bs->writer, lvl->blkno, lvl->page);
 		parent = lvl->parent;
 		pfree(lvl->lowkey);
 		pfree(lvl);
@@ -325,7 +319,7 @@ _fbt_build_finish(FbtBuildState *bs)
 
 	metapage = (Page) palloc(BLCKSZ);
 	_fbt_initmetapage(metapage, root, rootlevel, bs->allequalimage);
-	_fbt_build_writepage(bs, FBT_METAPAGE, metapage);
+	fbt_bulk_write(&bs->writer, FBT_METAPAGE, metapage);
 	fbt_bulk_finish(&bs->writer);
 }
 
