@@ -1153,9 +1153,11 @@ extern IndexBuildResult *fbtbuild(Relation heap, Relation index,
 extern void fbtbuildempty(Relation index);
 
 /* fbtutils.c */
-extern FbtScanInsert _fbt_mkscankey(Relation rel, IndexTuple itup);
 extern FbtScanInsert _fbt_mkscankey_natts(Relation rel, IndexTuple itup,
 										  int nkeyatts);
+extern void _fbt_fill_scankey(Relation rel, IndexTuple itup, int nkeyatts,
+							  FbtScanInsert key);
+extern void _fbt_free_scankey_args(FbtScanInsert key);
 extern void _fbt_freescankey(FbtScanInsert key);
 extern bool _fbt_tuple_attrs_ok(TupleDesc desc, IndexTuple itup, int natts);
 extern void _fbt_check_attrs(Relation rel, Buffer buf, IndexTuple itup);

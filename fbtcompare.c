@@ -253,7 +253,7 @@ _fbt_prepare_compare(Relation rel, FbtScanInsert key)
  * _fbt_prepare_compare_col() -- classify column i of an insertion scankey
  * (see _fbt_prepare_compare).  A "C" text argument that is compressed or
  * out of line is detoasted once, in the current memory context, and kept
- * in key->tcopy[i] for _fbt_freescankey().
+ * in key->tcopy[i] for _fbt_free_scankey_args().
  */
 void
 _fbt_prepare_compare_col(Relation rel, FbtScanInsert key, int i)

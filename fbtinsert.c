@@ -169,7 +169,8 @@ fbtinsert(Relation rel, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		  bool indexUnchanged, IndexInfo *indexInfo)
 {
 	IndexTuple	itup;
-	FbtScanInsert key;
+	FbtScanInsertData keydata;
+	FbtScanInsert key = &keydata;
 	bool		checkingunique = (checkUnique != UNIQUE_CHECK_NO);
 	bool		is_unique = true;
 	bool		sawdup = false;
@@ -179,7 +180,8 @@ fbtinsert(Relation rel, Datum *values, bool *isnull, ItemPointer ht_ctid,
 
 	_fbt_check_item_size(rel, heapRel, itup);
 
-	key = _fbt_mkscankey(rel, itup);
+	_fbt_fill_scankey(rel, itup, IndexRelationGetNumberOfKeyAttributes(rel),
+					  key);
 
 	/* NULLs never conflict, unless NULLS NOT DISTINCT */
 	if (checkingunique && !rel->rd_index->indnullsnotdistinct)
@@ -279,7 +281,7 @@ fbtinsert(Relation rel, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		break;
 	}
 
-	_fbt_freescankey(key);
+	_fbt_free_scankey_args(key);
 	pfree(itup);
 	return is_unique;
 }

@@ -21,33 +21,42 @@
 #include "fastbtree.h"
 
 /*
- * _fbt_mkscankey() -- build an insertion scankey from an index tuple.
+ * _fbt_mkscankey_natts() -- build an insertion scankey from an index tuple.
  *
- * itup: a leaf tuple whose key attributes become the arguments.  Returns a
- * palloc'd key with keysz = number of key attributes, nextkey = false and
- * no scantid (callers set it).  Comparators are the opfamily's support
- * proc 1 for the column's own type, from the relcache (no lookup per call).
- */
-FbtScanInsert
-_fbt_mkscankey(Relation rel, IndexTuple itup)
-{
-	return _fbt_mkscankey_natts(rel, itup,
-								IndexRelationGetNumberOfKeyAttributes(rel));
-}
-
-/*
- * _fbt_mkscankey_natts() -- _fbt_mkscankey() from the first nkeyatts key
- * attributes of itup only: for a pivot, pass its attribute count
- * (attributes beyond it are not in the tuple at all).  keysz = nkeyatts.
+ * itup: a leaf tuple or pivot whose first nkeyatts key attributes become
+ * the arguments (for a pivot, pass its attribute count: attributes beyond
+ * it are not in the tuple at all).  Returns a palloc'd key with keysz =
+ * nkeyatts, nextkey = false and no scantid (callers set it).  Comparators
+ * are the opfamily's support proc 1 for the column's own type, from the
+ * relcache (no lookup per call).  Free it with _fbt_freescankey().
  */
 FbtScanInsert
 _fbt_mkscankey_natts(Relation rel, IndexTuple itup, int nkeyatts)
 {
+	FbtScanInsert key = palloc(sizeof(FbtScanInsertData));
+
+	_fbt_fill_scankey(rel, itup, nkeyatts, key);
+	return key;
+}
+
+/*
+ * _fbt_fill_scankey() -- build the insertion scankey of _fbt_mkscankey_natts()
+ * in caller-provided storage (an insert's key lives on its stack: the
+ * structure is some 4 kB, and a palloc of it per row made each
+ * single-row INSERT grow its executor memory by one more block).
+ *
+ * rel: the index; itup: a leaf tuple or pivot with at least nkeyatts key
+ * attributes; key: the storage, fully overwritten.  No locks, no errors
+ * beyond those of detoasting a "C" text argument.  Release its detoasted
+ * copies with _fbt_free_scankey_args().
+ */
+void
+_fbt_fill_scankey(Relation rel, IndexTuple itup, int nkeyatts,
+				  FbtScanInsert key)
+{
 	TupleDesc	itupdesc = RelationGetDescr(rel);
-	FbtScanInsert key;
 	int			i;
 
-	key = palloc(sizeof(FbtScanInsertData));
 	key->nextkey = false;
 	key->pivotsearch = false;
 	key->scantid = NULL;
@@ -70,23 +79,35 @@ _fbt_mkscankey_natts(Relation rel, IndexTuple itup, int nkeyatts)
 									   arg);
 	}
 	_fbt_prepare_compare(rel, key);
-	return key;
 }
 
 /*
- * _fbt_freescankey() -- free a key made by _fbt_mkscankey(), with the
- * detoasted copies of its arguments.  Inserts free their key at once, so
- * that a statement inserting many long compressed "C" text keys does not
- * keep one copy per row until it ends.
+ * _fbt_free_scankey_args() -- free the detoasted argument copies of a key
+ * built by _fbt_fill_scankey(), not the key itself.  Inserts free them at
+ * once, so that a statement inserting many long compressed "C" text keys
+ * does not keep one copy per row until it ends.
  */
 void
-_fbt_freescankey(FbtScanInsert key)
+_fbt_free_scankey_args(FbtScanInsert key)
 {
 	int			i;
 
 	for (i = 0; i < key->keysz; i++)
 		if (key->tcopy[i] != NULL)
+		{
 			pfree(key->tcopy[i]);
+			key->tcopy[i] = NULL;
+		}
+}
+
+/*
+ * _fbt_freescankey() -- free a key made by _fbt_mkscankey_natts(), with the
+ * detoasted copies of its arguments.
+ */
+void
+_fbt_freescankey(FbtScanInsert key)
+{
+	_fbt_free_scankey_args(key);
 	pfree(key);
 }
 

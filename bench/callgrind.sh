@@ -56,6 +56,11 @@
 # index_insert (the AM's aminsert, its WAL and buffer work included), so
 # the figures are instructions, LWLock acquisitions and mapping lookups per
 # index insert, plus WAL bytes per row (heap and index) and the index size.
+# A second pair of runs per workload and side executes INSERT_TXNS
+# (--insert-txns) and 3 * INSERT_TXNS single-row transactions, a prepared
+# INSERT ... VALUES each as pgbench -M prepared runs the workload, and
+# collects everything the backend executes: the whole transaction's cost,
+# parse to commit.
 
 set -uo pipefail
 export LC_ALL=C
@@ -73,6 +78,8 @@ TYPES_GIVEN=no
 SQL_KEYS=1000
 # rows of the shorter insert run (--inserts): INSERT_ROWS, then 3 * INSERT_ROWS
 INSERT_ROWS=20000
+# single-row transactions of the shorter per-transaction run (--inserts)
+INSERT_TXNS=2000
 COMMAND_LINE="bash bench/callgrind.sh${*:+ $*}"
 
 usage()
@@ -103,6 +110,8 @@ usage()
 	                    insert_random and insert_asc workloads, btree and
 	                    fastbtree with its default settings
 	  --insert-rows N   rows of the shorter insert run; default $INSERT_ROWS
+	  --insert-txns N   single-row transactions of the shorter
+	                    per-transaction run; default $INSERT_TXNS
 	  --results-dir DIR where to save the results; default bench/results
 	  --pg N            PostgreSQL major: 15 (Debian's, the default) or a build of
 	                    scripts/install-deps.sh --pg N --release
@@ -123,7 +132,7 @@ parse_args()
 {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-			--scale|--results-dir|--types|--switches|--probes|--sql-keys|--insert-rows|--pg|--wal-mode)
+			--scale|--results-dir|--types|--switches|--probes|--sql-keys|--insert-rows|--insert-txns|--pg|--wal-mode)
 				[ $# -ge 2 ] || die "$1 needs a value (see --help)"
 				set -- "$1=$2" "${@:3}"
 				continue
@@ -136,6 +145,7 @@ parse_args()
 			--fast-compare) MODE=fast_compare ;;
 			--inserts) MODE=inserts ;;
 			--insert-rows=*) INSERT_ROWS=${1#*=} ;;
+			--insert-txns=*) INSERT_TXNS=${1#*=} ;;
 			--recent-buffers) CG_RECENT_BUFFERS=on ;;
 			*) common_option "$1" ;;
 		esac
@@ -144,6 +154,7 @@ parse_args()
 	is_posint "$SCALE" || die "--scale must be a positive integer, got '$SCALE'"
 	is_posint "$SQL_KEYS" || die "--sql-keys must be a positive integer, got '$SQL_KEYS'"
 	is_posint "$INSERT_ROWS" || die "--insert-rows must be a positive integer, got '$INSERT_ROWS'"
+	is_posint "$INSERT_TXNS" || die "--insert-txns must be a positive integer, got '$INSERT_TXNS'"
 	[ "$SQL_KEYS" -le "$PROBE_KEYS" ] || die "--sql-keys must be at most $PROBE_KEYS"
 	local t k
 	for t in "${KEY_TYPES[@]}"; do
@@ -465,19 +476,31 @@ insert_title()
 	esac
 }
 
-# insert_script SET SIDE ROWS FILE: the statements of one insert run.  The
-# side's table is rebuilt from the base table as bench/run.sh's reset does
-# (copy, index, VACUUM ANALYZE, CHECKPOINT: the first change of each page
-# logs a full-page image, as in a pgbench run), then ROWS rows are inserted
-# by one statement; the last query prints WAL bytes since just before the
-# insert and the index size
+# insert_script SET SIDE ROWS FILE [txns]: the statements of one insert
+# run.  The side's table is rebuilt from the base table as bench/run.sh's
+# reset does (copy, index, VACUUM ANALYZE, CHECKPOINT: the first change of
+# each page logs a full-page image, as in a pgbench run), then ROWS rows are
+# inserted by one statement, or with "txns" by ROWS single-row
+# transactions: EXECUTE of a prepared INSERT ... VALUES, as pgbench -M
+# prepared runs the workload (each statement of a single-user backend is
+# its own transaction; the random keys are cg_insert_keys' first ROWS, in
+# order).  The last query prints WAL bytes since just before the insert and
+# the index size.
 insert_script()
 {
 	local set=$1 side=$2 rows=$3 table="${1}_$2" insert
 
-	case "$set" in
-		ins_random) insert="INSERT INTO $table (k, v) SELECT k, 1 FROM cg_insert_keys WHERE n <= $rows ORDER BY n" ;;
-		ins_asc) insert="INSERT INTO $table (k, v) SELECT nextval('${table}_seq'), 1 FROM generate_series(1, $rows)" ;;
+	case "$set:${5:-}" in
+		ins_random:) insert="INSERT INTO $table (k, v) SELECT k, 1 FROM cg_insert_keys WHERE n <= $rows ORDER BY n" ;;
+		ins_asc:) insert="INSERT INTO $table (k, v) SELECT nextval('${table}_seq'), 1 FROM generate_series(1, $rows)" ;;
+		ins_random:txns)
+			insert="PREPARE cg_ins(int4) AS INSERT INTO $table (k, v) VALUES (\$1, 1)"$'\n'
+			insert+=$(head -n "$rows" "$WORK/cg/insert_keys.txt" | sed 's/^/EXECUTE cg_ins(/; s/$/)/')
+			;;
+		ins_asc:txns)
+			insert="PREPARE cg_ins AS INSERT INTO $table (k, v) VALUES (nextval('${table}_seq'), 1)"$'\n'
+			insert+=$(yes 'EXECUTE cg_ins' | head -n "$rows")
+			;;
 	esac
 	{
 		echo "DROP TABLE IF EXISTS $table"
@@ -496,45 +519,58 @@ insert_script()
 }
 
 # insert_phase MDFILE ANNOTATEFILE: both insert workloads, btree and
-# fastbtree, runs of INSERT_ROWS and 3 * INSERT_ROWS rows collected inside
-# index_insert; writes the markdown section and the annotation of
-# fastbtree's random inserts.  Stops the cluster.
+# fastbtree: runs of INSERT_ROWS and 3 * INSERT_ROWS rows by one statement,
+# collected inside index_insert, and runs of INSERT_TXNS and 3 *
+# INSERT_TXNS single-row transactions, everything collected; writes the
+# markdown section and the annotation of fastbtree's random inserts.  Stops
+# the cluster.
 insert_phase()
 {
-	local md=$1 annotate=$2 set side loops base k rows
+	local md=$1 annotate=$2 set side loops base k rows run keys
 
 	ensure_packages "the callgrind measurement" valgrind
 	command -v callgrind_annotate >/dev/null 2>&1 || die "callgrind_annotate not found (package valgrind)"
 	load_data ins_random ins_asc
+	keys=$((3 * (INSERT_ROWS > INSERT_TXNS ? INSERT_ROWS : INSERT_TXNS)))
 	psql_q "SELECT setseed(0.37)" \
 		"CREATE TABLE cg_insert_keys AS SELECT n, (1 + floor(random() * 2147483646))::int4 AS k
-			FROM generate_series(1, $((3 * INSERT_ROWS))) n" >/dev/null ||
+			FROM generate_series(1, $keys) n" >/dev/null ||
 		die "creating cg_insert_keys failed"
 	mkdir -p "$WORK/cg" && chown "$BENCH_USER:" "$WORK/cg"
+	psql_q "SELECT k FROM cg_insert_keys ORDER BY n" >"$WORK/cg/insert_keys.txt" ||
+		die "reading cg_insert_keys failed"
 	log "stopping the cluster for the callgrind runs (each one a single-user backend under valgrind)"
 	stop_cluster
 
-	CG_TOTAL=8
+	CG_TOTAL=16
+	for run in stmt txn; do
 	for set in $INSERT_SETS; do
 		for side in bt fbt; do
 			for loops in 1 3; do
-				base="$WORK/cg/$set-$side-$loops"
-				rows=$((loops * INSERT_ROWS))
-				insert_script "$set" "$side" "$rows" "$base.sql"
-				cg_single "$base" index_insert ""
-				k="ins:$set:$side:all:$loops"
+				base="$WORK/cg/$set-$side-$run-$loops"
+				if [ "$run" = stmt ]; then
+					rows=$((loops * INSERT_ROWS))
+					insert_script "$set" "$side" "$rows" "$base.sql"
+					cg_single "$base" index_insert ""
+				else
+					rows=$((loops * INSERT_TXNS))
+					insert_script "$set" "$side" "$rows" "$base.sql" txns
+					cg_single "$base" "" ""
+				fi
+				k="ins:$set:$side:$run:$loops"
 				CG[$k:probes]=$rows
 				CG[$k:wal]=$(cg_column "$base" wal_bytes)
 				CG[$k:blocks]=$(cg_column "$base" index_blocks)
 				[ "$(cg_column "$base" table_rows)" = "$(($(nrows) + rows))" ] ||
 					{ cat "$base.stdout" >&2; die "$set ($side): expected $(($(nrows) + rows)) rows after the insert"; }
 				cg_record "$k" "$base" btree
-				printf '%s: [%d/%d] %-10s %-9s rows=%-6d %14s instructions in index_insert\n' \
-					"$LOG_TAG" "$CG_DONE" "$CG_TOTAL" "$set" "$(side_am "$side")" "$rows" "${CG[$k:total]}"
+				printf '%s: [%2d/%d] %-4s %-10s %-9s rows=%-6d %14s instructions\n' \
+					"$LOG_TAG" "$CG_DONE" "$CG_TOTAL" "$run" "$set" "$(side_am "$side")" "$rows" "${CG[$k:total]}"
 			done
 		done
 	done
-	write_annotation "$WORK/cg/ins_random-fbt-3.callgrind" "$annotate"
+	done
+	write_annotation "$WORK/cg/ins_random-fbt-stmt-3.callgrind" "$annotate"
 
 	{
 		echo
@@ -546,12 +582,29 @@ insert_phase()
 		for set in $INSERT_SETS; do
 			local b w
 			for side in bt fbt; do
-				k="ins:$set:$side:all"
+				k="ins:$set:$side:stmt"
 				w=$(per_probe "$k" total)
 				[ "$side" != bt ] || b=$w
 				printf '| %s | %s | %s | %.3f | %s | %s | %s | %s |\n' "$(insert_title "$set")" "$(side_am "$side")" \
 					"$w" "$(ratio "$w" "$b")" "$(per_probe "$k" lwlocks 2)" "$(per_probe "$k" mapping 2)" \
 					"$(per_probe "$k" wal 1)" "${CG[$k:3:blocks]}"
+			done
+		done
+		echo
+		echo "Per single-row transaction (EXECUTE of a prepared INSERT ... VALUES, as pgbench -M prepared runs the"
+		echo "workloads; everything the backend executes: parse, executor, heap, index, WAL, commit):"
+		echo
+		echo "| workload | access method | instructions | ratio to btree | LWLocks | mapping lookups | WAL bytes/transaction |"
+		echo "|---|---|--:|--:|--:|--:|--:|"
+		for set in $INSERT_SETS; do
+			local b w
+			for side in bt fbt; do
+				k="ins:$set:$side:txn"
+				w=$(per_probe "$k" total)
+				[ "$side" != bt ] || b=$w
+				printf '| %s | %s | %s | %.3f | %s | %s | %s |\n' "$(insert_title "$set")" "$(side_am "$side")" \
+					"$w" "$(ratio "$w" "$b")" "$(per_probe "$k" lwlocks 2)" "$(per_probe "$k" mapping 2)" \
+					"$(per_probe "$k" wal 1)"
 			done
 		done
 		echo
@@ -561,7 +614,7 @@ insert_phase()
 		echo "| function | self instructions/insert | inclusive |"
 		echo "|---|--:|--:|"
 		perl "$BENCH_DIR/cgsum.pl" --per-probe "$((2 * INSERT_ROWS))" \
-			"$WORK/cg/ins_random-fbt-1.callgrind" "$WORK/cg/ins_random-fbt-3.callgrind" | head -n 25
+			"$WORK/cg/ins_random-fbt-stmt-1.callgrind" "$WORK/cg/ins_random-fbt-stmt-3.callgrind" | head -n 25
 	} >"$md"
 }
 
@@ -570,12 +623,13 @@ insert_phase()
 insert_section()
 {
 	echo
-	echo "## Callgrind: per index insert, btree against $FBT_AM"
+	echo "## Callgrind: per index insert and per insert transaction, btree against $FBT_AM"
 	echo
 	echo "Deterministic and independent of machine load.  Each figure is (X3 − X1) / (rows3 − rows1) from two"
-	echo "single-user backends under callgrind, collecting only inside index_insert: one INSERT ... SELECT of"
-	echo "$INSERT_ROWS rows and one of $((3 * INSERT_ROWS)) (the same keys first), each into a freshly copied,"
-	echo "indexed, vacuumed and checkpointed table of $(nrows) rows, as bench/run.sh resets its write tables."
+	echo "single-user backends under callgrind, each into a freshly copied, indexed, vacuumed and checkpointed"
+	echo "table of $(nrows) rows, as bench/run.sh resets its write tables: per index insert, collecting only"
+	echo "inside index_insert, one INSERT ... SELECT of $INSERT_ROWS rows and one of $((3 * INSERT_ROWS)) (the same"
+	echo "keys first); per transaction, collecting everything, $INSERT_TXNS and $((3 * INSERT_TXNS)) single-row transactions."
 	echo "$FBT_AM runs with its default settings.  Where the instructions go: [\`$(basename "$2")\`]($(basename "$2"))."
 	cat "$1"
 }

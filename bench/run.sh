@@ -15,8 +15,9 @@
 # Without --suite it runs the point-select benchmark: pgbench_accounts from
 # "pgbench -i -s SCALE" (btree primary key) and a copy with a unique
 # fastbtree index, the pgbench -S statement against each, interleaved
-# A B A B so that machine drift hits both sides alike, for each client
-# count; it prints a markdown table whose figures agree with each other:
+# A B B A A B ... (the pairs take turns at which side runs first) so that
+# machine drift and any advantage of running first or second hit both
+# sides alike, for each client count; it prints a markdown table whose figures agree with each other:
 # the two runs of the median pair (the pair with the median ratio
 # fastbtree/btree), that ratio, the range of all pairs' ratios, and under
 # it one line with the run-to-run noise of each client count and whether
@@ -197,17 +198,20 @@ RUN_NO=0
 RUN_TOTAL=0
 
 # run_workload NAME: set it up (workload_setup) and run the interleaved
-# pairs for every client count
+# pairs for every client count; odd pairs run btree first, even pairs
+# fastbtree first
 run_workload()
 {
-	local name=$1 reset c p side
+	local name=$1 reset c p side order
 
 	workload_setup "$name"
 	reset=$WL_RESET
 
 	for c in $CLIENTS; do
 		for p in $(seq 1 "$PAIRS"); do
-			for side in bt fbt; do
+			order="bt fbt"
+			[ $((p % 2)) -eq 1 ] || order="fbt bt"
+			for side in $order; do
 				[ -z "$reset" ] || reset_data "$reset" "$side"
 				RUN_NO=$((RUN_NO + 1))
 				run_pgbench "${WL_SCRIPT[$side]}" "$c" "$DURATION"
@@ -322,7 +326,7 @@ report_header()
 	echo "- $(as_user postgres --version); fastbtree source $(source_revision), built with PGXS defaults (no assertions)"
 	echo "- CPU: $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) cores; $(uname -sr)"
 	echo "- scale $SCALE: $(nrows) rows per table; $PAIRS pairs of ${DURATION}s runs per client count; clients: $CLIENTS"
-	echo "- pgbench -n -M prepared -c CLIENTS -j min(CLIENTS, cores); runs interleaved btree, $FBT_AM, btree, $FBT_AM, ..."
+	echo "- pgbench -n -M prepared -c CLIENTS -j min(CLIENTS, cores); runs interleaved btree, $FBT_AM, $FBT_AM, btree, btree, ... (odd pairs run btree first, even pairs $FBT_AM)"
 	echo "- shared_buffers = $SHARED_BUFFERS; fsync and synchronous_commit off, full_page_writes ${FULL_PAGE_WRITES:-on}; autovacuum, JIT and"
 	echo "  parallel query and parallel index builds off (fastbtree has none); database locale C.UTF-8"
 	echo "- $(wal_mode_label)"
