@@ -850,12 +850,16 @@ _fbt_split_fill_left(Page left, const FbtPageOpaqueData *oopaque,
  * InvalidBuffer) exclusively locked, and left so.  xlrec, lognewitem (the
  * new tuple as the inserter formed it) and hikey make the left page's
  * part of the record, which redo rebuilds with _fbt_split_items() and
- * _fbt_split_fill_left(); the right page is logged as a full image.
+ * _fbt_split_fill_left().  The right page goes as its tuple area, or, if
+ * rtuples is false (an item's line pointer length is not the MAXALIGN'd
+ * size of its tuple, so redo could not tell it from the area), as a full
+ * image.
  */
 static void
 _fbt_split_logged(Relation rel, Buffer buf, Buffer rbuf, Buffer sbuf,
 				  Buffer cbuf, Page limg, Page rimg, xl_fbt_split *xlrec,
-				  bool onleft, IndexTuple lognewitem, IndexTuple hikey)
+				  bool onleft, IndexTuple lognewitem, IndexTuple hikey,
+				  bool rtuples)
 {
 	XLogRecPtr	recptr = InvalidXLogRecPtr;
 	uint32		lversion;
@@ -890,7 +894,16 @@ _fbt_split_logged(Relation rel, Buffer buf, Buffer rbuf, Buffer sbuf,
 		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
 		XLogRegisterBufData(0, (char *) lognewitem, IndexTupleSize(lognewitem));
 		XLogRegisterBufData(0, (char *) hikey, IndexTupleSize(hikey));
-		XLogRegisterBuffer(1, rbuf, REGBUF_FORCE_IMAGE | REGBUF_STANDARD);
+		if (rtuples)
+		{
+			PageHeader	rhdr = (PageHeader) rimg;
+
+			XLogRegisterBuffer(1, rbuf, REGBUF_WILL_INIT | REGBUF_STANDARD);
+			XLogRegisterBufData(1, (char *) rimg + rhdr->pd_upper,
+								rhdr->pd_special - rhdr->pd_upper);
+		}
+		else
+			XLogRegisterBuffer(1, rbuf, REGBUF_FORCE_IMAGE | REGBUF_STANDARD);
 		if (BufferIsValid(sbuf))
 			XLogRegisterBuffer(2, sbuf, REGBUF_STANDARD);
 		if (BufferIsValid(cbuf))
@@ -949,6 +962,7 @@ _fbt_split(Relation rel, Buffer buf, Buffer cbuf, OffsetNumber newitemoff,
 	Page		limg;
 	Page		rimg;
 	FbtPageOpaque ropaque;
+	bool		rtuples = true;
 
 	Assert(!P_INCOMPLETE_SPLIT(oopaque));
 
@@ -1028,10 +1042,15 @@ _fbt_split(Relation rel, Buffer buf, Buffer cbuf, OffsetNumber newitemoff,
 	ropaque = FbtPageGetOpaque(rimg);
 	ropaque->fbto_prev = origblk;
 	ropaque->fbto_next = oopaque->fbto_next;
-	if (!isrightmost &&
-		PageAddItem(rimg, (Item) _fbt_getitem(rel, buf, P_HIKEY),
-					hikeysz, P_HIKEY, false, false) == InvalidOffsetNumber)
-		goto addfailed;
+	if (!isrightmost)
+	{
+		IndexTuple	rhikey = _fbt_getitem(rel, buf, P_HIKEY);
+
+		if (PageAddItem(rimg, (Item) rhikey, hikeysz, P_HIKEY,
+						false, false) == InvalidOffsetNumber)
+			goto addfailed;
+		rtuples &= (MAXALIGN(IndexTupleSize(rhikey)) == hikeysz);
+	}
 	for (i = firstright; i < nitems; i++)
 	{
 		IndexTuple	it = (i == firstright && rightfirst) ? rightfirst : items[i];
@@ -1041,6 +1060,7 @@ _fbt_split(Relation rel, Buffer buf, Buffer cbuf, OffsetNumber newitemoff,
 		if (PageAddItem(rimg, (Item) it, sz, InvalidOffsetNumber,
 						false, false) == InvalidOffsetNumber)
 			goto addfailed;
+		rtuples &= (MAXALIGN(IndexTupleSize(it)) == sz);
 	}
 
 	if (isleaf)
@@ -1058,8 +1078,9 @@ _fbt_split(Relation rel, Buffer buf, Buffer cbuf, OffsetNumber newitemoff,
 		xlrec.firstright = (uint16) firstright;
 		xlrec.newitemoff = newitemoff;
 		xlrec.postingoff = (uint16) postingoff;
+		xlrec.rightflags = ropaque->fbto_flags;
 		_fbt_split_logged(rel, buf, rbuf, sbuf, cbuf, limg, rimg, &xlrec,
-						  onleft, origitup, hikey);
+						  onleft, origitup, hikey, rtuples);
 		pfree(limg);
 		pfree(rimg);
 	}
@@ -1162,7 +1183,8 @@ _fbt_insert_logged(Relation rel, Buffer buf, Buffer cbuf,
 		else
 			info = XLOG_FBT_INSERT_UPPER;
 		XLogBeginInsert();
-		XLogRegisterData((char *) &xlrec, SizeOfFbtInsert);
+		XLogRegisterData((char *) &xlrec,
+						 postingoff > 0 ? SizeOfFbtInsertPost : SizeOfFbtInsert);
 		XLogRegisterBuffer(0, buf, REGBUF_STANDARD);
 		if (BufferIsValid(cbuf))
 			XLogRegisterBuffer(1, cbuf, REGBUF_STANDARD);

@@ -204,17 +204,78 @@ _fbt_redo_tuple(XLogReaderState *record, char **pos, char *end)
 	return itup;
 }
 
+/*
+ * The new right page of a split, from its logged tuple area (block 1's
+ * data, pd_upper to the special space: the last item first, each tuple
+ * MAXALIGN(IndexTupleSize()) bytes): a page of the record's level and
+ * rightflags, left-linked to leftblk and right-linked to block 2 (or
+ * P_NONE), holding the tuples in item order.
+ */
+static void
+_fbt_redo_split_right(XLogReaderState *record, Page page, uint32 level,
+					  uint16 flags, BlockNumber leftblk)
+{
+	Size		len;
+	char	   *data = XLogRecGetBlockData(record, 1, &len);
+	char	   *pos = data;
+	IndexTuple	tuples[MaxIndexTuplesPerPage];
+	Size		sizes[MaxIndexTuplesPerPage];
+	int			ntuples = 0;
+	FbtPageOpaque opaque;
+	BlockNumber rightblk = P_NONE;
+
+	if (data == NULL || len == 0 || len > BLCKSZ)
+		elog(PANIC, "fastbtree split record at %X/%X: %zu bytes of right page tuples",
+			 LSN_FORMAT_ARGS(record->ReadRecPtr), data ? len : 0);
+	while (pos < data + len)
+	{
+		IndexTupleData header;
+		Size		size;
+
+		if (ntuples >= MaxIndexTuplesPerPage ||
+			data + len - pos < (long) sizeof(IndexTupleData))
+			elog(PANIC, "fastbtree split record at %X/%X: the right page's tuples overrun the block data",
+				 LSN_FORMAT_ARGS(record->ReadRecPtr));
+		memcpy(&header, pos, sizeof(IndexTupleData));
+		size = MAXALIGN(IndexTupleSize(&header));
+		if (IndexTupleSize(&header) < sizeof(IndexTupleData) ||
+			data + len - pos < (long) size)
+			elog(PANIC, "fastbtree split record at %X/%X: a right page tuple of %zu bytes overruns the block data",
+				 LSN_FORMAT_ARGS(record->ReadRecPtr), size);
+		tuples[ntuples] = (IndexTuple) pos;
+		sizes[ntuples++] = size;
+		pos += size;
+	}
+
+	if (XLogRecHasBlockRef(record, 2))
+		XLogRecGetBlockTag(record, 2, NULL, NULL, &rightblk);
+	_fbt_pageinit(page, level, flags);
+	opaque = FbtPageGetOpaque(page);
+	opaque->fbto_prev = leftblk;
+	opaque->fbto_next = rightblk;
+	while (ntuples > 0)
+	{
+		ntuples--;
+		if (PageAddItem(page, (Item) tuples[ntuples], sizes[ntuples],
+						InvalidOffsetNumber, false, false) == InvalidOffsetNumber)
+			elog(PANIC, "fastbtree split record at %X/%X: the right page cannot be rebuilt",
+				 LSN_FORMAT_ARGS(record->ReadRecPtr));
+	}
+}
+
 /* XLOG_FBT_SPLIT_L, _R */
 static void
 _fbt_redo_split(XLogReaderState *record)
 {
 	xl_fbt_split *xlrec = (xl_fbt_split *) XLogRecGetData(record);
+	BlockNumber leftblk;
 	BlockNumber rightblk;
 	Buffer		lbuf;
 	Buffer		rbuf;
 	Buffer		sbuf = InvalidBuffer;
 	Buffer		cbuf = InvalidBuffer;
 
+	XLogRecGetBlockTag(record, 0, NULL, NULL, &leftblk);
 	XLogRecGetBlockTag(record, 1, NULL, NULL, &rightblk);
 
 	/* a child whose split this one completes, first, as nbtree's redo */
@@ -222,15 +283,28 @@ _fbt_redo_split(XLogReaderState *record)
 		cbuf = _fbt_redo_clear_incomplete_split(record, 3);
 
 	/*
-	 * The right page is a full image.  Every page stays locked until all
-	 * are done, the old right sibling's left-link included, and they are
-	 * released together (as nbtree's redo since PostgreSQL 14): a standby
-	 * reader, or fastbtree_check() on a standby, sees the split whole or
-	 * not at all.
+	 * The right page, rebuilt from its tuples (or, rarely, a full image).
+	 * Every page stays locked until all are done, the old right sibling's
+	 * left-link included, and they are released together (as nbtree's
+	 * redo since PostgreSQL 14): a standby reader, or fastbtree_check() on
+	 * a standby, sees the split whole or not at all.
 	 */
-	if (XLogReadBufferForRedo(record, 1, &rbuf) != BLK_RESTORED)
-		elog(PANIC, "fastbtree split record at %X/%X: no image of the right page",
-			 LSN_FORMAT_ARGS(record->ReadRecPtr));
+	if (XLogRecHasBlockImage(record, 1) && XLogRecBlockImageApply(record, 1))
+	{
+		if (XLogReadBufferForRedo(record, 1, &rbuf) != BLK_RESTORED)
+			elog(PANIC, "fastbtree split record at %X/%X: the right page's image was not restored",
+				 LSN_FORMAT_ARGS(record->ReadRecPtr));
+	}
+	else
+	{
+		if (XLogRecGetDataLen(record) < SizeOfFbtSplit)
+			elog(PANIC, "fastbtree split record at %X/%X: %u bytes of main data and no image of the right page",
+				 LSN_FORMAT_ARGS(record->ReadRecPtr), XLogRecGetDataLen(record));
+		rbuf = XLogInitBufferForRedo(record, 1);
+		_fbt_redo_split_right(record, BufferGetPage(rbuf), xlrec->level,
+							  xlrec->rightflags, leftblk);
+		_fbt_redo_done(rbuf, record->EndRecPtr);
+	}
 
 	if (XLogReadBufferForRedo(record, 0, &lbuf) == BLK_NEEDS_REDO)
 	{
@@ -569,11 +643,13 @@ _fbt_main_data_size(uint8 info)
 	{
 		case XLOG_FBT_INSERT_LEAF:
 		case XLOG_FBT_INSERT_UPPER:
-		case XLOG_FBT_INSERT_POST:
 			return SizeOfFbtInsert;
+		case XLOG_FBT_INSERT_POST:
+			return SizeOfFbtInsertPost;
 		case XLOG_FBT_SPLIT_L:
 		case XLOG_FBT_SPLIT_R:
-			return SizeOfFbtSplit;
+			/* the rest only when the right page is not an image */
+			return SizeOfFbtSplitImage;
 		case XLOG_FBT_DEDUP:
 			return SizeOfFbtDedup;
 		case XLOG_FBT_NEWROOT:
@@ -703,6 +779,13 @@ fbt_desc(StringInfo buf, XLogReaderState *record)
 {
 	char	   *rec = XLogRecGetData(record);
 
+	if (XLogRecGetDataLen(record) <
+		_fbt_main_data_size(XLogRecGetInfo(record) & ~XLR_INFO_MASK))
+	{
+		appendStringInfo(buf, "malformed: %u bytes of main data",
+						 XLogRecGetDataLen(record));
+		return;
+	}
 	switch (XLogRecGetInfo(record) & ~XLR_INFO_MASK)
 	{
 		case XLOG_FBT_INSERT_LEAF:
@@ -712,7 +795,8 @@ fbt_desc(StringInfo buf, XLogReaderState *record)
 				xl_fbt_insert *xlrec = (xl_fbt_insert *) rec;
 
 				appendStringInfo(buf, "off: %u", xlrec->offnum);
-				if (xlrec->postingoff != 0)
+				if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) ==
+					XLOG_FBT_INSERT_POST)
 					appendStringInfo(buf, ", postingoff: %u", xlrec->postingoff);
 				break;
 			}

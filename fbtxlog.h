@@ -13,7 +13,10 @@
  *	  functions the primary ran.
  *
  *	  Once WAL holding these records exists, neither the ID nor a layout
- *	  may change: a server replaying older WAL would misread it.
+ *	  may change: a server replaying older WAL would misread it.  A
+ *	  layout may only grow, with redo still reading the older form (as
+ *	  xl_fbt_split did); a standby must then run the new build before its
+ *	  primary does, as for core's WAL changes in a minor release.
  *
  *-------------------------------------------------------------------------
  */
@@ -60,7 +63,9 @@
 #define XLOG_FBT_META			0xC0	/* the metapage's VACUUM fields */
 
 /*
- * XLOG_FBT_INSERT_*: main data xl_fbt_insert; block 0 the page the tuple
+ * XLOG_FBT_INSERT_*: main data xl_fbt_insert, without postingoff except in
+ * INSERT_POST (SizeOfFbtInsert: 2 bytes, as nbtree's xl_btree_insert, so a
+ * leaf insert record of an int4 key is as long as btree's); block 0 the page the tuple
  * goes to, its block data the tuple (for INSERT_POST the new tuple as the
  * inserter formed it, before the posting list split swapped its heap TID);
  * INSERT_UPPER has block 1, the child whose FBTP_INCOMPLETE_SPLIT the
@@ -74,7 +79,8 @@ typedef struct xl_fbt_insert
 								 * 0 otherwise */
 } xl_fbt_insert;
 
-#define SizeOfFbtInsert		(offsetof(xl_fbt_insert, postingoff) + sizeof(uint16))
+#define SizeOfFbtInsert		offsetof(xl_fbt_insert, postingoff)
+#define SizeOfFbtInsertPost	(offsetof(xl_fbt_insert, postingoff) + sizeof(uint16))
 
 /*
  * XLOG_FBT_SPLIT_L / _R: main data xl_fbt_split.  Block 0 is the page that
@@ -82,11 +88,17 @@ typedef struct xl_fbt_insert
  * the inserter formed it, before any posting list split) followed by the
  * left page's new high key.  Redo rebuilds the left page from the page as
  * it was, as the primary did (_fbt_split_items(), _fbt_split_fill_left()).
- * Block 1 is the new right page, logged as a full image.  Block 2, when
- * the page had a right sibling, is that sibling, whose left-link becomes
- * block 1; block 3, when the split page is internal and this insertion
- * completes a child's split, is that child (FBTP_INCOMPLETE_SPLIT
- * cleared).
+ * Block 1 is the new right page, REGBUF_WILL_INIT: its block data is the
+ * page's tuple area, pd_upper to the special space, as nbtree logs it
+ * (each tuple takes MAXALIGN(IndexTupleSize()) bytes, the last item
+ * first); redo adds them back in item order to a page of level and
+ * rightflags, linked to blocks 0 and 2.  Should a right-page item's line
+ * pointer length differ from that size, the page goes as a full image
+ * instead (never seen: every tuple fastbtree stores has a MAXALIGN'd
+ * size).  Block 2, when the page had a right sibling, is that sibling,
+ * whose left-link becomes block 1; block 3, when the split page is
+ * internal and this insertion completes a child's split, is that child
+ * (FBTP_INCOMPLETE_SPLIT cleared).
  */
 typedef struct xl_fbt_split
 {
@@ -97,9 +109,15 @@ typedef struct xl_fbt_split
 								 * page's items (before the item there) */
 	uint16		postingoff;		/* as in xl_fbt_insert; the posting list
 								 * is at newitemoff - 1 */
+	uint16		rightflags;		/* the new right page's fbto_flags */
 } xl_fbt_split;
-
-#define SizeOfFbtSplit		(offsetof(xl_fbt_split, postingoff) + sizeof(uint16))
+#define SizeOfFbtSplit		(offsetof(xl_fbt_split, rightflags) + sizeof(uint16))
+/*
+ * Split records of builds before the right page was logged as tuples end
+ * before rightflags, and always carry the right page as an image; redo
+ * still replays them.
+ */
+#define SizeOfFbtSplitImage	offsetof(xl_fbt_split, rightflags)
 
 /*
  * XLOG_FBT_DEDUP: main data xl_fbt_dedup; block 0 the leaf, its block data
