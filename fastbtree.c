@@ -116,6 +116,14 @@ _PG_init(void)
 							PGC_SUSET,
 							0,
 							NULL, NULL, NULL);
+	DefineCustomBoolVariable("fastbtree.debug_split_image",
+							 "Testing only: in compact WAL mode, page splits log the new right page as a full image (the fallback form, and that of earlier builds' split records) instead of its tuples.",
+							 "Exists only in builds with assertions.",
+							 &fbt_debug_split_image,
+							 false,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
 #endif
 	_fbt_planner_init();
 	MarkGUCPrefixReserved("fastbtree");

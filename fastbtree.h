@@ -995,6 +995,7 @@ extern bool _fbt_deleted_page_init(Page page, uint32 level,
 								   BlockNumber leftsib, BlockNumber rightsib,
 								   FullTransactionId safexid);
 #ifdef USE_ASSERT_CHECKING
+extern bool fbt_debug_split_image;
 extern bool fbt_debug_pagedel_halfdead_only;
 extern int	fbt_debug_pagedel_unlinks;
 #endif

@@ -37,6 +37,11 @@
 #include "fastbtree.h"
 #include "fbtxlog.h"
 
+#ifdef USE_ASSERT_CHECKING
+/* fastbtree.debug_split_image (fastbtree.c) */
+bool		fbt_debug_split_image = false;
+#endif
+
 static TransactionId _fbt_check_unique(Relation rel, IndexTuple itup,
 									   Relation heapRel, Buffer buf,
 									   FbtScanInsert key,
@@ -1079,6 +1084,10 @@ _fbt_split(Relation rel, Buffer buf, Buffer cbuf, OffsetNumber newitemoff,
 		xlrec.newitemoff = newitemoff;
 		xlrec.postingoff = (uint16) postingoff;
 		xlrec.rightflags = ropaque->fbto_flags;
+#ifdef USE_ASSERT_CHECKING
+		if (fbt_debug_split_image)
+			rtuples = false;
+#endif
 		_fbt_split_logged(rel, buf, rbuf, sbuf, cbuf, limg, rimg, &xlrec,
 						  onleft, origitup, hikey, rtuples);
 		pfree(limg);

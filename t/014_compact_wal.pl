@@ -199,6 +199,37 @@ IPC::Run::run [ $waldump, '-p', $primary->data_dir . '/pg_wal',
 	'-s', $start, '-e', $end ], '>', \$stdout, '2>', \$stderr;
 like($stdout, qr/^rmgr: custom251 /m, 'pg_waldump shows the records as custom251');
 
+# A split logs the new right page's tuples as block data, as btree does,
+# not a page image; fastbtree.debug_split_image (builds with assertions)
+# forces the image form, the fallback and that of earlier builds' split
+# records, which the standby then replays (checked) below.
+my $split_data = $primary->safe_psql(
+	'postgres', qq{
+SELECT avg(record_length - fpi_length)::int FROM pg_get_wal_records_info('$start', '$end')
+WHERE record_type IN ('SPLIT_L', 'SPLIT_R')});
+ok($split_data > 1500,
+	"split records carry the right page's tuples ($split_data bytes on average besides page images)");
+SKIP:
+{
+	skip 'fastbtree.debug_split_image needs a build with assertions', 1
+	  if $primary->safe_psql('postgres',
+		"SELECT current_setting('fastbtree.debug_split_image', true) IS NULL") eq 't';
+	my $from = $primary->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
+	$primary->safe_psql(
+		'postgres', q{
+SET fastbtree.debug_split_image = on;
+SELECT setseed(0.27);
+INSERT INTO t SELECT g, g % 50, md5(g::text) FROM generate_series(70001, 73000) g ORDER BY random();
+});
+	my $to = $primary->safe_psql('postgres', 'SELECT pg_current_wal_flush_lsn()');
+	my ($nimage, $maxdata) = split /\|/, $primary->safe_psql(
+		'postgres', qq{
+SELECT count(*), avg(record_length - fpi_length)::int FROM pg_get_wal_records_info('$from', '$to')
+WHERE record_type IN ('SPLIT_L', 'SPLIT_R')});
+	ok($nimage > 0 && $maxdata < 1000,
+		"fastbtree.debug_split_image: $nimage splits log the right page as an image ($maxdata bytes on average besides images)");
+}
+
 my $answers = q{
 SET enable_seqscan = off; SET enable_bitmapscan = off;
 SELECT count(*), sum(id::bigint), md5(string_agg(s, ',' ORDER BY s)) FROM t WHERE s > '';
