@@ -995,7 +995,6 @@ extern bool _fbt_deleted_page_init(Page page, uint32 level,
 								   BlockNumber leftsib, BlockNumber rightsib,
 								   FullTransactionId safexid);
 #ifdef USE_ASSERT_CHECKING
-extern bool fbt_debug_split_image;
 extern bool fbt_debug_pagedel_halfdead_only;
 extern int	fbt_debug_pagedel_unlinks;
 #endif
@@ -1060,6 +1059,9 @@ extern bool _fbt_split_fill_left(Page left, const FbtPageOpaqueData *oopaque,
 								 BlockNumber rightblk, IndexTuple hikey,
 								 IndexTuple *items, Size *itemsz,
 								 int firstright);
+#ifdef USE_ASSERT_CHECKING
+extern bool fbt_debug_split_image;
+#endif
 
 /* fbtpage.c */
 extern void _fbt_initmetapage(Page page, BlockNumber rootbknum, uint32 level,

@@ -778,15 +778,15 @@ void
 fbt_desc(StringInfo buf, XLogReaderState *record)
 {
 	char	   *rec = XLogRecGetData(record);
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
 
-	if (XLogRecGetDataLen(record) <
-		_fbt_main_data_size(XLogRecGetInfo(record) & ~XLR_INFO_MASK))
+	if (XLogRecGetDataLen(record) < _fbt_main_data_size(info))
 	{
 		appendStringInfo(buf, "malformed: %u bytes of main data",
 						 XLogRecGetDataLen(record));
 		return;
 	}
-	switch (XLogRecGetInfo(record) & ~XLR_INFO_MASK)
+	switch (info)
 	{
 		case XLOG_FBT_INSERT_LEAF:
 		case XLOG_FBT_INSERT_UPPER:
@@ -795,8 +795,7 @@ fbt_desc(StringInfo buf, XLogReaderState *record)
 				xl_fbt_insert *xlrec = (xl_fbt_insert *) rec;
 
 				appendStringInfo(buf, "off: %u", xlrec->offnum);
-				if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) ==
-					XLOG_FBT_INSERT_POST)
+				if (info == XLOG_FBT_INSERT_POST)
 					appendStringInfo(buf, ", postingoff: %u", xlrec->postingoff);
 				break;
 			}

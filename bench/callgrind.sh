@@ -518,6 +518,58 @@ insert_script()
 	} >"$4"
 }
 
+# insert_run RUN SET SIDE LOOPS: one profiled insert run, its counts stored
+# under CG[ins:SET:SIDE:RUN:LOOPS:*]; RUN stmt: LOOPS * INSERT_ROWS rows by
+# one statement, collected inside index_insert; RUN txn: LOOPS *
+# INSERT_TXNS single-row transactions, everything collected.  The cluster
+# must be stopped.
+insert_run()
+{
+	local run=$1 set=$2 side=$3 loops=$4 base rows k
+
+	base="$WORK/cg/$set-$side-$run-$loops"
+	if [ "$run" = stmt ]; then
+		rows=$((loops * INSERT_ROWS))
+		insert_script "$set" "$side" "$rows" "$base.sql"
+		cg_single "$base" index_insert ""
+	else
+		rows=$((loops * INSERT_TXNS))
+		insert_script "$set" "$side" "$rows" "$base.sql" txns
+		cg_single "$base" "" ""
+	fi
+	k="ins:$set:$side:$run:$loops"
+	CG[$k:probes]=$rows
+	CG[$k:wal]=$(cg_column "$base" wal_bytes)
+	CG[$k:blocks]=$(cg_column "$base" index_blocks)
+	[ "$(cg_column "$base" table_rows)" = "$(($(nrows) + rows))" ] ||
+		{ cat "$base.stdout" >&2; die "$set ($side): expected $(($(nrows) + rows)) rows after the insert"; }
+	cg_record "$k" "$base" btree
+	printf '%s: [%2d/%d] %-4s %-10s %-9s rows=%-6d %14s instructions\n' \
+		"$LOG_TAG" "$CG_DONE" "$CG_TOTAL" "$run" "$set" "$(side_am "$side")" "$rows" "${CG[$k:total]}"
+}
+
+# insert_table_rows RUN: the markdown rows of RUN's table (stmt or txn),
+# per insert or transaction: instructions, ratio to btree, LWLocks,
+# mapping lookups, WAL bytes, and for stmt the index size after the longer
+# run
+insert_table_rows()
+{
+	local run=$1 set side k b w blocks
+
+	for set in $INSERT_SETS; do
+		for side in bt fbt; do
+			k="ins:$set:$side:$run"
+			w=$(per_probe "$k" total)
+			[ "$side" != bt ] || b=$w
+			blocks=
+			[ "$run" != stmt ] || blocks=" ${CG[$k:3:blocks]} |"
+			printf '| %s | %s | %s | %.3f | %s | %s | %s |%s\n' "$(insert_title "$set")" "$(side_am "$side")" \
+				"$w" "$(ratio "$w" "$b")" "$(per_probe "$k" lwlocks 2)" "$(per_probe "$k" mapping 2)" \
+				"$(per_probe "$k" wal 1)" "$blocks"
+		done
+	done
+}
+
 # insert_phase MDFILE ANNOTATEFILE: both insert workloads, btree and
 # fastbtree: runs of INSERT_ROWS and 3 * INSERT_ROWS rows by one statement,
 # collected inside index_insert, and runs of INSERT_TXNS and 3 *
@@ -526,7 +578,7 @@ insert_script()
 # the cluster.
 insert_phase()
 {
-	local md=$1 annotate=$2 set side loops base k rows run keys
+	local md=$1 annotate=$2 set side run keys
 
 	ensure_packages "the callgrind measurement" valgrind
 	command -v callgrind_annotate >/dev/null 2>&1 || die "callgrind_annotate not found (package valgrind)"
@@ -544,31 +596,12 @@ insert_phase()
 
 	CG_TOTAL=16
 	for run in stmt txn; do
-	for set in $INSERT_SETS; do
-		for side in bt fbt; do
-			for loops in 1 3; do
-				base="$WORK/cg/$set-$side-$run-$loops"
-				if [ "$run" = stmt ]; then
-					rows=$((loops * INSERT_ROWS))
-					insert_script "$set" "$side" "$rows" "$base.sql"
-					cg_single "$base" index_insert ""
-				else
-					rows=$((loops * INSERT_TXNS))
-					insert_script "$set" "$side" "$rows" "$base.sql" txns
-					cg_single "$base" "" ""
-				fi
-				k="ins:$set:$side:$run:$loops"
-				CG[$k:probes]=$rows
-				CG[$k:wal]=$(cg_column "$base" wal_bytes)
-				CG[$k:blocks]=$(cg_column "$base" index_blocks)
-				[ "$(cg_column "$base" table_rows)" = "$(($(nrows) + rows))" ] ||
-					{ cat "$base.stdout" >&2; die "$set ($side): expected $(($(nrows) + rows)) rows after the insert"; }
-				cg_record "$k" "$base" btree
-				printf '%s: [%2d/%d] %-4s %-10s %-9s rows=%-6d %14s instructions\n' \
-					"$LOG_TAG" "$CG_DONE" "$CG_TOTAL" "$run" "$set" "$(side_am "$side")" "$rows" "${CG[$k:total]}"
+		for set in $INSERT_SETS; do
+			for side in bt fbt; do
+				insert_run "$run" "$set" "$side" 1
+				insert_run "$run" "$set" "$side" 3
 			done
 		done
-	done
 	done
 	write_annotation "$WORK/cg/ins_random-fbt-stmt-3.callgrind" "$annotate"
 
@@ -579,34 +612,14 @@ insert_phase()
 		echo
 		echo "| workload | access method | instructions | ratio to btree | LWLocks | mapping lookups | WAL bytes/row | index blocks |"
 		echo "|---|---|--:|--:|--:|--:|--:|--:|"
-		for set in $INSERT_SETS; do
-			local b w
-			for side in bt fbt; do
-				k="ins:$set:$side:stmt"
-				w=$(per_probe "$k" total)
-				[ "$side" != bt ] || b=$w
-				printf '| %s | %s | %s | %.3f | %s | %s | %s | %s |\n' "$(insert_title "$set")" "$(side_am "$side")" \
-					"$w" "$(ratio "$w" "$b")" "$(per_probe "$k" lwlocks 2)" "$(per_probe "$k" mapping 2)" \
-					"$(per_probe "$k" wal 1)" "${CG[$k:3:blocks]}"
-			done
-		done
+		insert_table_rows stmt
 		echo
 		echo "Per single-row transaction (EXECUTE of a prepared INSERT ... VALUES, as pgbench -M prepared runs the"
 		echo "workloads; everything the backend executes: parse, executor, heap, index, WAL, commit):"
 		echo
 		echo "| workload | access method | instructions | ratio to btree | LWLocks | mapping lookups | WAL bytes/transaction |"
 		echo "|---|---|--:|--:|--:|--:|--:|"
-		for set in $INSERT_SETS; do
-			local b w
-			for side in bt fbt; do
-				k="ins:$set:$side:txn"
-				w=$(per_probe "$k" total)
-				[ "$side" != bt ] || b=$w
-				printf '| %s | %s | %s | %.3f | %s | %s | %s |\n' "$(insert_title "$set")" "$(side_am "$side")" \
-					"$w" "$(ratio "$w" "$b")" "$(per_probe "$k" lwlocks 2)" "$(per_probe "$k" mapping 2)" \
-					"$(per_probe "$k" wal 1)"
-			done
-		done
+		insert_table_rows txn
 		echo
 		echo "Where fastbtree's random inserts spend their instructions, per insert (self cost of each function in"
 		echo "the longer run minus the shorter, over the extra rows):"

@@ -17,7 +17,8 @@
 # fastbtree index, the pgbench -S statement against each, interleaved
 # A B B A A B ... (the pairs take turns at which side runs first) so that
 # machine drift and any advantage of running first or second hit both
-# sides alike, for each client count; it prints a markdown table whose figures agree with each other:
+# sides alike, for each client count; it prints a markdown table whose
+# figures agree with each other:
 # the two runs of the median pair (the pair with the median ratio
 # fastbtree/btree), that ratio, the range of all pairs' ratios, and under
 # it one line with the run-to-run noise of each client count and whether
