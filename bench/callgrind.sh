@@ -60,7 +60,11 @@
 # (--insert-txns) and 3 * INSERT_TXNS single-row transactions, a prepared
 # INSERT ... VALUES each as pgbench -M prepared runs the workload, and
 # collects everything the backend executes: the whole transaction's cost,
-# parse to commit.
+# parse to commit.  With --cache-sim, every insert run also simulates the
+# L1 caches (valgrind --cache-sim=yes, the host's cache geometry) and the
+# tables add L1 instruction, data-read and data-write misses per insert
+# and per transaction: fewer instructions that miss more can still take
+# longer.
 
 set -uo pipefail
 export LC_ALL=C
@@ -80,6 +84,8 @@ SQL_KEYS=1000
 INSERT_ROWS=20000
 # single-row transactions of the shorter per-transaction run (--inserts)
 INSERT_TXNS=2000
+# --cache-sim: simulate the L1 caches in the insert runs
+CACHE_SIM=no
 COMMAND_LINE="bash bench/callgrind.sh${*:+ $*}"
 
 usage()
@@ -112,6 +118,8 @@ usage()
 	  --insert-rows N   rows of the shorter insert run; default $INSERT_ROWS
 	  --insert-txns N   single-row transactions of the shorter
 	                    per-transaction run; default $INSERT_TXNS
+	  --cache-sim       with --inserts: also count L1 cache misses
+	                    (valgrind --cache-sim=yes; about twice as slow)
 	  --results-dir DIR where to save the results; default bench/results
 	  --pg N            PostgreSQL major: 15 (Debian's, the default) or a build of
 	                    scripts/install-deps.sh --pg N --release
@@ -146,6 +154,7 @@ parse_args()
 			--inserts) MODE=inserts ;;
 			--insert-rows=*) INSERT_ROWS=${1#*=} ;;
 			--insert-txns=*) INSERT_TXNS=${1#*=} ;;
+			--cache-sim) CACHE_SIM=yes ;;
 			--recent-buffers) CG_RECENT_BUFFERS=on ;;
 			*) common_option "$1" ;;
 		esac
@@ -174,6 +183,7 @@ parse_args()
 		done
 		[ -z "${CG_RECENT_BUFFERS:-}" ] || die "--recent-buffers goes with --fast-compare (otherwise use --switches)"
 	fi
+	[ "$CACHE_SIM" = no ] || [ "$MODE" = inserts ] || die "--cache-sim goes with --inserts"
 }
 
 # --- the switch measurement ---------------------------------------------
@@ -225,6 +235,18 @@ cg_counts()
 		awk '{ v[$1] = $2 } END { print v["total"], v["index_layer"], v["lwlocks"], v["mapping_lookups"] }'
 }
 
+# cg_misses FILE: "I1mr D1mr D1mw", the profile's total L1 instruction,
+# data-read and data-write misses (a run with --cache-sim=yes)
+cg_misses()
+{
+	awk '/^events:/ { for (i = 2; i <= NF; i++) col[$i] = i - 1 }
+		/^(summary|totals):/ { for (i = 2; i <= NF; i++) v[i - 1] = $i }
+		END {
+			if (!col["I1mr"] || !col["D1mr"] || !col["D1mw"]) exit 1
+			print v[col["I1mr"]] + 0, v[col["D1mr"]] + 0, v[col["D1mw"]] + 0
+		}' "$1" || die "$1: no cache-miss events (not a --cache-sim=yes profile?)"
+}
+
 # cg_check_switches BASE CONFIG: the switch settings the run printed must be
 # the configuration's (fastbtree only)
 cg_check_switches()
@@ -248,6 +270,7 @@ cg_record()
 
 	read -r t il lw mp < <(cg_counts "$CG_FILE")
 	CG[$1:total]=$t; CG[$1:index]=$il; CG[$1:lwlocks]=$lw; CG[$1:mapping]=$mp
+	[ "$CACHE_SIM" = no ] || read -r CG[$1:I1mr] CG[$1:D1mr] CG[$1:D1mw] < <(cg_misses "$CG_FILE")
 	cg_check_switches "$2" "$3"
 	CG_DONE=$((CG_DONE + 1))
 }
@@ -554,7 +577,7 @@ insert_run()
 # run
 insert_table_rows()
 {
-	local run=$1 set side k b w blocks
+	local run=$1 set side k b w blocks misses ev
 
 	for set in $INSERT_SETS; do
 		for side in bt fbt; do
@@ -563,11 +586,29 @@ insert_table_rows()
 			[ "$side" != bt ] || b=$w
 			blocks=
 			[ "$run" != stmt ] || blocks=" ${CG[$k:3:blocks]} |"
-			printf '| %s | %s | %s | %.3f | %s | %s | %s |%s\n' "$(insert_title "$set")" "$(side_am "$side")" \
+			misses=
+			if [ "$CACHE_SIM" = yes ]; then
+				for ev in I1mr D1mr D1mw; do
+					misses+=" $(per_probe "$k" "$ev" 1) |"
+				done
+			fi
+			printf '| %s | %s | %s | %.3f | %s | %s | %s |%s%s\n' "$(insert_title "$set")" "$(side_am "$side")" \
 				"$w" "$(ratio "$w" "$b")" "$(per_probe "$k" lwlocks 2)" "$(per_probe "$k" mapping 2)" \
-				"$(per_probe "$k" wal 1)" "$blocks"
+				"$(per_probe "$k" wal 1)" "$blocks" "$misses"
 		done
 	done
+}
+
+# miss_columns HEADER|RULE: the header cells, or the alignment row's, of
+# the cache-miss columns (none without --cache-sim)
+miss_columns()
+{
+	[ "$CACHE_SIM" = yes ] || return 0
+	if [ "$1" = HEADER ]; then
+		printf ' L1 instruction misses | L1 data read misses | L1 data write misses |'
+	else
+		printf -- '--:|--:|--:|'
+	fi
 }
 
 # insert_phase MDFILE ANNOTATEFILE: both insert workloads, btree and
@@ -595,6 +636,7 @@ insert_phase()
 	stop_cluster
 
 	CG_TOTAL=16
+	[ "$CACHE_SIM" = no ] || CG_VALGRIND_OPTS=(--cache-sim=yes)
 	for run in stmt txn; do
 		for set in $INSERT_SETS; do
 			for side in bt fbt; do
@@ -610,15 +652,15 @@ insert_phase()
 		echo "Per index insert (index_insert, inclusive: the AM, its WAL records and buffer work); WAL per row"
 		echo "(heap, index and commit records, full-page images included); index size after the longer run."
 		echo
-		echo "| workload | access method | instructions | ratio to btree | LWLocks | mapping lookups | WAL bytes/row | index blocks |"
-		echo "|---|---|--:|--:|--:|--:|--:|--:|"
+		echo "| workload | access method | instructions | ratio to btree | LWLocks | mapping lookups | WAL bytes/row | index blocks |$(miss_columns HEADER)"
+		echo "|---|---|--:|--:|--:|--:|--:|--:|$(miss_columns RULE)"
 		insert_table_rows stmt
 		echo
 		echo "Per single-row transaction (EXECUTE of a prepared INSERT ... VALUES, as pgbench -M prepared runs the"
 		echo "workloads; everything the backend executes: parse, executor, heap, index, WAL, commit):"
 		echo
-		echo "| workload | access method | instructions | ratio to btree | LWLocks | mapping lookups | WAL bytes/transaction |"
-		echo "|---|---|--:|--:|--:|--:|--:|"
+		echo "| workload | access method | instructions | ratio to btree | LWLocks | mapping lookups | WAL bytes/transaction |$(miss_columns HEADER)"
+		echo "|---|---|--:|--:|--:|--:|--:|$(miss_columns RULE)"
 		insert_table_rows txn
 		echo
 		echo "Where fastbtree's random inserts spend their instructions, per insert (self cost of each function in"
@@ -644,6 +686,10 @@ insert_section()
 	echo "inside index_insert, one INSERT ... SELECT of $INSERT_ROWS rows and one of $((3 * INSERT_ROWS)) (the same"
 	echo "keys first); per transaction, collecting everything, $INSERT_TXNS and $((3 * INSERT_TXNS)) single-row transactions."
 	echo "$FBT_AM runs with its default settings.  Where the instructions go: [\`$(basename "$2")\`]($(basename "$2"))."
+	if [ "$CACHE_SIM" = yes ]; then
+		echo "L1 misses from valgrind's cache simulation (--cache-sim=yes), of the host's geometry:"
+		echo "$(sed -n 's/^desc: \(I1\|D1\) cache: */\1 /p' "$WORK/cg/ins_random-fbt-txn-3.callgrind" | paste -sd ';' | sed 's/;/; /g')."
+	fi
 	cat "$1"
 }
 

@@ -1162,7 +1162,9 @@ switches_absent_note()
 # cluster under callgrind with BASE.sql on stdin, writing BASE.callgrind,
 # BASE.stdout and BASE.stderr.  TOGGLES: function names for
 # --toggle-collect (empty: collect everything); SETTINGS: "name=value ..."
-# passed with -c.  Dies if the backend fails or reports an ERROR.
+# passed with -c; CG_VALGRIND_OPTS (an array, if set): more valgrind
+# options, such as --cache-sim=yes.  Dies if the backend fails or reports
+# an ERROR.
 cg_single()
 {
 	local base=$1 fn g rc toggles=() settings=()
@@ -1174,7 +1176,8 @@ cg_single()
 		settings+=(-c "$g")
 	done
 	CG_FILE="$base.callgrind"
-	as_user valgrind --tool=callgrind "${toggles[@]}" --callgrind-out-file="$CG_FILE" \
+	as_user valgrind --tool=callgrind "${toggles[@]}" ${CG_VALGRIND_OPTS[@]+"${CG_VALGRIND_OPTS[@]}"} \
+		--callgrind-out-file="$CG_FILE" \
 		postgres --single -D "$WORK/data" -c shared_buffers=512MB "${settings[@]}" "$BENCH_DB" \
 		<"$base.sql" >"$base.stdout" 2>"$base.stderr"
 	rc=$?
