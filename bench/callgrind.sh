@@ -270,7 +270,7 @@ cg_record()
 
 	read -r t il lw mp < <(cg_counts "$CG_FILE")
 	CG[$1:total]=$t; CG[$1:index]=$il; CG[$1:lwlocks]=$lw; CG[$1:mapping]=$mp
-	[ "$CACHE_SIM" = no ] || read -r CG[$1:I1mr] CG[$1:D1mr] CG[$1:D1mw] < <(cg_misses "$CG_FILE")
+	[ "$CACHE_SIM" = no ] || read -r "CG[$1:I1mr]" "CG[$1:D1mr]" "CG[$1:D1mw]" < <(cg_misses "$CG_FILE")
 	cg_check_switches "$2" "$3"
 	CG_DONE=$((CG_DONE + 1))
 }

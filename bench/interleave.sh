@@ -154,7 +154,7 @@ run_interleaved()
 			if (n[0] == 0 || n[1] == 0) exit 1
 			printf "%.3f %d %.3f %d\n", sum[0] / n[0], n[0], sum[1] / n[1], n[1]
 		}') || die "pgbench's transaction log lacks one of the two scripts ($clients clients)"
-	read -r LAT[$side1] N[$side1] LAT[$side2] N[$side2] <<<"$stats"
+	read -r "LAT[$side1]" "N[$side1]" "LAT[$side2]" "N[$side2]" <<<"$stats"
 	rm -rf "$logdir"
 }
 
