@@ -119,7 +119,7 @@ usage()
 	  --insert-txns N   single-row transactions of the shorter
 	                    per-transaction run; default $INSERT_TXNS
 	  --cache-sim       with --inserts: also count L1 cache misses
-	                    (valgrind --cache-sim=yes; about twice as slow)
+	                    (valgrind --cache-sim=yes; its runs about twice as slow)
 	  --results-dir DIR where to save the results; default bench/results
 	  --pg N            PostgreSQL major: 15 (Debian's, the default) or a build of
 	                    scripts/install-deps.sh --pg N --release
@@ -266,11 +266,15 @@ declare -A CG=()	# KIND:TYPE:CONFIG:RUN:LOOPS:METRIC -> count
 # (CG_FILE) under KEY and check the switch settings the run printed
 cg_record()
 {
-	local t il lw mp
+	local t il lw mp misses
 
 	read -r t il lw mp < <(cg_counts "$CG_FILE")
 	CG[$1:total]=$t; CG[$1:index]=$il; CG[$1:lwlocks]=$lw; CG[$1:mapping]=$mp
-	[ "$CACHE_SIM" = no ] || read -r "CG[$1:I1mr]" "CG[$1:D1mr]" "CG[$1:D1mw]" < <(cg_misses "$CG_FILE")
+	if [ "$CACHE_SIM" = yes ]; then
+		# not in a process substitution: its die would end only the subshell
+		misses=$(cg_misses "$CG_FILE") || exit 1
+		read -r "CG[$1:I1mr]" "CG[$1:D1mr]" "CG[$1:D1mw]" <<<"$misses"
+	fi
 	cg_check_switches "$2" "$3"
 	CG_DONE=$((CG_DONE + 1))
 }

@@ -1,10 +1,8 @@
 #!/usr/bin/env bash
 #
 # bench/interleave.sh
-#	btree against fastbtree in the same pgbench runs: each run executes
-#	both sides' scripts, every transaction picking one of the two at
-#	random, and the ratio comes from each side's mean transaction latency
-#	in that run.
+#	btree against fastbtree in many short runs that take turns, one side
+#	at a time: the ratio of their throughputs summed over each round.
 #
 # Run as root on a Debian 12 machine after scripts/install-deps.sh.  Like
 # bench/run.sh (and with its helpers, bench/lib.sh) it builds the extension
@@ -12,32 +10,31 @@
 # workloads of bench/workloads/ (default: insert_random and insert_asc),
 # checks their plans with EXPLAIN, and warms both sides up.
 #
-# Why: on a shared machine the speed of back-to-back runs drifts by 10-50%
-# (bench/run.sh's noise line), so separate runs cannot resolve a difference
-# of a few percent.  Here both sides run at the same moments, on the same
-# connections, in random order (pgbench -f A@1 -f B@1), so whatever slows
-# the machine slows both alike, and the ratio of their mean latencies is
-# steady to within about 1% from round to round.  pgbench's per-transaction
-# log (-l) gives each transaction's latency in microseconds and which
-# script it ran.
+# Why: on a shared machine the speed of back-to-back 10-second runs drifts
+# by 10-50% (bench/run.sh's noise line), so separate runs cannot resolve a
+# difference of a few percent.  Here a round is --slices pairs of pgbench
+# runs of --slice seconds each (default 20 pairs of 1 s), the two sides
+# taking turns (A B B A A B ...), so that drift slower than a second or
+# two hits both sides alike and averages out over the round.  Each run is
+# one side alone, as in bench/run.sh: every transaction follows one of its
+# own kind, except the first ones of each run, on both sides alike.  (Mixing
+# both sides' transactions at random in one run, which an earlier version
+# of this script did, is not the same: a transaction that follows some of
+# the other side's takes longer, 10-15% after nine of them in trials, and
+# the two sides need not pay that alike.)
 #
-# A round is one run of --duration seconds per client count; write
-# workloads rebuild both sides' tables first (bench/run.sh's reset, which
-# ends with a checkpoint), the order of the two scripts and of the two
-# rebuilds alternating from round to round.  Reported per workload and
-# client count: the mean latency of each side in the median round (the
-# round whose ratio is the median of the rounds' ratios), that ratio
-# (btree's mean latency / fastbtree's: fastbtree's speed relative to
-# btree's, above 1 when fastbtree is faster), its range over the rounds,
-# and the transactions each side ran.  WAL per transaction cannot be told
-# apart in a shared run; bench/run.sh measures it.
+# Per round: each side's throughput = its transactions / its time, summed
+# over its runs (time = transactions / pgbench's tps without the initial
+# connection time), and their ratio fastbtree / btree.  Write workloads
+# rebuild both sides' tables before each round (bench/run.sh's reset,
+# ending with a checkpoint; the order alternates from round to round), so
+# each round starts from the same trees; within a round both tables grow.
+# Reported per workload and client count: the throughputs of the median
+# round (the round whose ratio is the median of the rounds' ratios), that
+# ratio, its range, and each round's ratio in the order they ran.  WAL per
+# transaction: bench/run.sh.
 #
-# What it does not show: both sides share one backend's CPU caches, so an
-# effect one side's code has on its own cache residency when it runs alone
-# is spread over both here.  bench/run.sh's separate runs include it, with
-# their noise.
-#
-# Writes bench/results/DATE-HOST-interleave.md and the raw rounds (.tsv).
+# Writes bench/results/DATE-HOST-interleave.md and the raw runs (.tsv).
 
 set -uo pipefail
 export LC_ALL=C
@@ -48,7 +45,8 @@ BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$BENCH_DIR/lib.sh"
 
 CLIENTS="1 2"
-DURATION=20
+SLICE=1
+SLICES=20
 ROUNDS=6
 WORKLOADS=(insert_random insert_asc)
 RESULTS_DIR="$BENCH_DIR/results"
@@ -59,15 +57,15 @@ usage()
 	cat <<-EOF
 	Usage: bash bench/interleave.sh [options]
 
-	btree against fastbtree in the same pgbench runs (transactions of both
-	sides mixed at random), compared by mean transaction latency.  Run as
-	root.
+	btree against fastbtree in many short pgbench runs that take turns,
+	one side at a time; throughput ratio per round.  Run as root.
 
 	Options:
 	  --workloads "W ..."  workloads of bench/workloads/; default "${WORKLOADS[*]}"
 	  --clients "A B"   client counts; default "$CLIENTS"
-	  --duration S      seconds per run; default $DURATION
-	  --rounds R        runs per workload and client count; default $ROUNDS
+	  --slice S         seconds per run; default $SLICE
+	  --slices N        runs of each side per round; default $SLICES
+	  --rounds R        rounds per workload and client count; default $ROUNDS
 	  --scale N         every table has 100000 * N rows; default $SCALE
 	  --shared-buffers SIZE  server shared_buffers; default $SHARED_BUFFERS
 	  --results-dir DIR where to save the results; default bench/results
@@ -78,9 +76,10 @@ usage()
 	  --keep            keep the cluster running and its directory
 	  --help            show this help
 
-	Takes about workloads x client counts x rounds x (duration + the
-	table rebuild of write workloads) plus 2 minutes of set-up: with the
-	defaults on 2 cores about 2 x 2 x 6 x 25 s = 10 minutes.
+	Takes about workloads x client counts x rounds x (2 x slices x (slice
+	+ 0.1 s) + the table rebuild of write workloads) plus a minute of
+	set-up: with the defaults on 2 cores about 2 x 2 x 6 x 57 s + 1 min =
+	24 minutes.
 	EOF
 }
 
@@ -88,14 +87,15 @@ parse_args()
 {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-			--workloads|--clients|--duration|--rounds|--scale|--shared-buffers|--results-dir|--pg|--wal-mode)
+			--workloads|--clients|--slice|--slices|--rounds|--scale|--shared-buffers|--results-dir|--pg|--wal-mode)
 				[ $# -ge 2 ] || die "$1 needs a value (see --help)"
 				set -- "$1=$2" "${@:3}"
 				continue
 				;;
 			--workloads=*) read -r -a WORKLOADS <<<"${1#*=}" ;;
 			--clients=*) CLIENTS=${1#*=} ;;
-			--duration=*) DURATION=${1#*=} ;;
+			--slice=*) SLICE=${1#*=} ;;
+			--slices=*) SLICES=${1#*=} ;;
 			--rounds=*) ROUNDS=${1#*=} ;;
 			--scale=*) SCALE=${1#*=} ;;
 			--shared-buffers=*) SHARED_BUFFERS=${1#*=} ;;
@@ -103,9 +103,10 @@ parse_args()
 		esac
 		shift
 	done
-	is_posint "$DURATION" || die "--duration must be a positive integer, got '$DURATION'"
+	is_posint "$SLICE" || die "--slice must be a positive integer, got '$SLICE'"
+	is_posint "$SLICES" || die "--slices must be a positive integer, got '$SLICES'"
 	is_posint "$ROUNDS" || die "--rounds must be a positive integer, got '$ROUNDS'"
-	[ "$ROUNDS" -ge 3 ] || warn "--rounds $ROUNDS: with fewer than 3 rounds a median is no better than a single run"
+	[ "$ROUNDS" -ge 3 ] || warn "--rounds $ROUNDS: with fewer than 3 rounds a median is no better than a single round"
 	is_posint "$SCALE" || die "--scale must be a positive integer, got '$SCALE'"
 	[[ "$SHARED_BUFFERS" =~ ^[1-9][0-9]*(kB|MB|GB|TB)$ ]] ||
 		die "--shared-buffers must look like 2GB or 512MB, got '$SHARED_BUFFERS'"
@@ -122,73 +123,58 @@ parse_args()
 	done
 }
 
-# run_interleaved SCRIPT1 SIDE1 SCRIPT2 SIDE2 CLIENTS SECONDS: one pgbench
-# run of both scripts, each transaction choosing one at random (equal
-# weights); sets LAT[SIDE] (mean transaction latency, microseconds) and
-# N[SIDE] (transactions) for both sides from the transaction log
-run_interleaved()
-{
-	local s1=$1 side1=$2 s2=$3 side2=$4 clients=$5 seconds=$6 out rc threads logdir stats
-
-	threads=$clients
-	[ "$threads" -le "$(nproc)" ] || threads=$(nproc)
-	logdir="$WORK/txlog"
-	rm -rf "$logdir" && mkdir -p "$logdir" && chown "$BENCH_USER:" "$logdir" ||
-		die "cannot create $logdir"
-	out=$(as_user pgbench -n -M prepared -c "$clients" -j "$threads" -T "$seconds" \
-		-s "$SCALE" -D nrows="$(nrows)" -D ntext="$TEXT_KEYS" \
-		-l --log-prefix="$logdir/tx" -f "$s1@1" -f "$s2@1" 2>&1)
-	rc=$?
-	if [ "$rc" -ne 0 ]; then
-		echo "$out" >&2
-		die "pgbench exited with status $rc ($(basename "$s1") + $(basename "$s2"), $clients clients)"
-	fi
-	if ! grep -q '^number of failed transactions: 0 ' <<<"$out"; then
-		echo "$out" >&2
-		die "pgbench reported failed transactions ($(basename "$s1") + $(basename "$s2"), $clients clients)"
-	fi
-	# log line: client_id transaction_no time(us) script_no time_epoch time_us ...
-	stats=$(cat "$logdir"/tx.* | awk '
-		NF >= 4 { n[$4]++; sum[$4] += $3 }
-		END {
-			if (n[0] == 0 || n[1] == 0) exit 1
-			printf "%.3f %d %.3f %d\n", sum[0] / n[0], n[0], sum[1] / n[1], n[1]
-		}') || die "pgbench's transaction log lacks one of the two scripts ($clients clients)"
-	read -r "LAT[$side1]" "N[$side1]" "LAT[$side2]" "N[$side2]" <<<"$stats"
-	rm -rf "$logdir"
-}
-
-declare -A LAT=() N=() R_LAT=() R_N=()
+declare -A TXNS=() SECS=() R_TPS=() R_TXNS=()
 RUN_NO=0
 RUN_TOTAL=0
 
+# interleave_round NAME CLIENTS ROUND: one round (SLICES runs of each side,
+# taking turns: A B B A ..., btree first in odd rounds); sets TXNS[SIDE]
+# and SECS[SIDE], each side's transactions and their time (seconds, from
+# pgbench's tps without the initial connection time) summed over its runs
+interleave_round()
+{
+	local name=$1 c=$2 r=$3 i side order
+
+	TXNS[bt]=0; TXNS[fbt]=0; SECS[bt]=0; SECS[fbt]=0
+	for i in $(seq 1 "$SLICES"); do
+		if [ $(((i + r) % 2)) -eq 0 ]; then order="bt fbt"; else order="fbt bt"; fi
+		for side in $order; do
+			run_pgbench "${WL_SCRIPT[$side]}" "$c" "$SLICE"
+			TXNS[$side]=$((TXNS[$side] + RUN_TXNS))
+			SECS[$side]=$(awk -v s="${SECS[$side]}" -v n="$RUN_TXNS" -v t="$RUN_TPS" 'BEGIN { printf "%.6f\n", s + n / t }')
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$c" "$r" "$i" "$(side_am "$side")" "$RUN_TPS" "$RUN_TXNS" >>"$WORK/runs.tsv"
+		done
+	done
+}
+
 # interleave_workload NAME: set it up and run every round of every client
-# count; odd rounds list btree's script first and rebuild its table first
+# count; write workloads rebuild btree's table first in odd rounds,
+# fastbtree's in even rounds
 interleave_workload()
 {
-	local name=$1 reset c r first second
+	local name=$1 reset c r side
 
 	workload_setup "$name"
 	reset=$WL_RESET
 	for c in $CLIENTS; do
 		for r in $(seq 1 "$ROUNDS"); do
-			first=bt; second=fbt
-			[ $((r % 2)) -eq 1 ] || { first=fbt; second=bt; }
-			if [ -n "$reset" ]; then
-				reset_data "$reset" "$first"
-				reset_data "$reset" "$second"
+			if [ -n "$reset" ] && [ $((r % 2)) -eq 1 ]; then
+				reset_data "$reset" bt
+				reset_data "$reset" fbt
+			elif [ -n "$reset" ]; then
+				reset_data "$reset" fbt
+				reset_data "$reset" bt
 			fi
 			RUN_NO=$((RUN_NO + 1))
-			run_interleaved "${WL_SCRIPT[$first]}" "$first" "${WL_SCRIPT[$second]}" "$second" "$c" "$DURATION"
-			R_LAT[$name:$c:$r:bt]=${LAT[bt]}
-			R_LAT[$name:$c:$r:fbt]=${LAT[fbt]}
-			R_N[$name:$c:$r:bt]=${N[bt]}
-			R_N[$name:$c:$r:fbt]=${N[fbt]}
-			printf '%s: [%3d/%d] %-13s clients=%-3s round %d/%d  btree %8.1f us (%d txns)  %s %8.1f us (%d txns)  ratio %.4f\n' \
+			interleave_round "$name" "$c" "$r"
+			for side in bt fbt; do
+				R_TXNS[$name:$c:$r:$side]=${TXNS[$side]}
+				R_TPS[$name:$c:$r:$side]=$(ratio "${TXNS[$side]}" "${SECS[$side]}")
+			done
+			printf '%s: [%3d/%d] %-13s clients=%-3s round %d/%d  btree %9.1f tps  %s %9.1f tps  ratio %.4f\n' \
 				"$LOG_TAG" "$RUN_NO" "$RUN_TOTAL" "$name" "$c" "$r" "$ROUNDS" \
-				"${LAT[bt]}" "${N[bt]}" "$FBT_AM" "${LAT[fbt]}" "${N[fbt]}" "$(ratio "${LAT[bt]}" "${LAT[fbt]}")"
-			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$c" "$r" \
-				"${LAT[bt]}" "${N[bt]}" "${LAT[fbt]}" "${N[fbt]}" >>"$WORK/rounds.tsv"
+				"${R_TPS[$name:$c:$r:bt]}" "$FBT_AM" "${R_TPS[$name:$c:$r:fbt]}" \
+				"$(ratio "${R_TPS[$name:$c:$r:fbt]}" "${R_TPS[$name:$c:$r:bt]}")"
 		done
 	done
 	BENCH_PGOPTIONS=
@@ -207,7 +193,7 @@ rounds_verdict()
 # interleave_tables: per workload, a row per client count
 interleave_tables()
 {
-	local name c r m
+	local name c r m each
 	local -a ratios
 
 	for name in "${WORKLOADS[@]}"; do
@@ -225,19 +211,21 @@ interleave_tables()
 		[ -z "$(wl_meta "$name" reset)" ] ||
 			echo "Before every round both tables are rebuilt from their base copy (ending with a CHECKPOINT)."
 		echo
-		echo "| clients | btree mean latency (µs) | $FBT_AM mean latency (µs) | ratio btree/$FBT_AM | ratio min–max | transactions btree / $FBT_AM | rounds |"
-		echo "|--:|--:|--:|--:|--:|--:|---|"
+		echo "| clients | btree tps | $FBT_AM tps | ratio $FBT_AM/btree | ratio min–max | rounds | transactions btree / $FBT_AM | each round in the order run |"
+		echo "|--:|--:|--:|--:|--:|---|--:|---|"
 		for c in $CLIENTS; do
 			ratios=()
+			each=
 			for r in $(seq 1 "$ROUNDS"); do
-				ratios+=("$(ratio "${R_LAT[$name:$c:$r:bt]}" "${R_LAT[$name:$c:$r:fbt]}")")
+				ratios+=("$(ratio "${R_TPS[$name:$c:$r:fbt]}" "${R_TPS[$name:$c:$r:bt]}")")
+				each+="${each:+, }$(printf '%.4f' "${ratios[r - 1]}")"
 			done
 			m=$(median_pick "${ratios[@]}")
-			printf '| %s | %.1f | %.1f | %.4f | %.4f–%.4f | %s / %s | %s |\n' "$c" \
-				"${R_LAT[$name:$c:$m:bt]}" "${R_LAT[$name:$c:$m:fbt]}" "${ratios[m - 1]}" \
+			printf '| %s | %.1f | %.1f | %.4f | %.4f–%.4f | %s | %s / %s | %s |\n' "$c" \
+				"${R_TPS[$name:$c:$m:bt]}" "${R_TPS[$name:$c:$m:fbt]}" "${ratios[m - 1]}" \
 				"$(minimum "${ratios[@]}")" "$(maximum "${ratios[@]}")" \
-				"${R_N[$name:$c:$m:bt]}" "${R_N[$name:$c:$m:fbt]}" \
-				"$(rounds_verdict "$(minimum "${ratios[@]}")" "$(maximum "${ratios[@]}")")"
+				"$(rounds_verdict "$(minimum "${ratios[@]}")" "$(maximum "${ratios[@]}")")" \
+				"${R_TXNS[$name:$c:$m:bt]}" "${R_TXNS[$name:$c:$m:fbt]}" "$each"
 		done
 	done
 }
@@ -246,20 +234,19 @@ declare -A WL_SCRIPT_BT=()
 
 report_header()
 {
-	echo "# fastbtree interleaved benchmark: btree and $FBT_AM transactions in the same runs"
+	echo "# fastbtree interleaved benchmark: btree and $FBT_AM in short runs taking turns"
 	echo
 	echo "- $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname -s); command: \`$COMMAND_LINE\`"
 	echo "- $(as_user postgres --version); fastbtree source $(source_revision), built with PGXS defaults (no assertions)"
 	echo "- CPU: $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), $(nproc) cores; $(uname -sr)"
-	echo "- scale $SCALE: $(nrows) rows per table; clients: $CLIENTS; $ROUNDS rounds of ${DURATION}s runs"
-	echo "- pgbench -n -M prepared -c CLIENTS -j min(CLIENTS, cores) -l -f BTREE_SCRIPT@1 -f FASTBTREE_SCRIPT@1 (odd rounds"
-	echo "  list btree's first, even rounds $FBT_AM's); shared_buffers = $SHARED_BUFFERS; settings as bench/run.sh"
+	echo "- scale $SCALE: $(nrows) rows per table; clients: $CLIENTS; $ROUNDS rounds of $SLICES runs of each side, ${SLICE}s each"
+	echo "- pgbench -n -M prepared -c CLIENTS -j min(CLIENTS, cores) -T $SLICE per run, one side at a time, the sides"
+	echo "  taking turns (A B B A ...; btree first in odd rounds); shared_buffers = $SHARED_BUFFERS; settings as bench/run.sh"
 	echo "- $(wal_mode_label)"
-	echo "- Mean latency = mean of each side's transaction times in pgbench's transaction log, in the median round"
-	echo "  (the round whose ratio is the median of the rounds' ratios); ratio = btree's mean latency / $FBT_AM's,"
-	echo "  which is $FBT_AM's throughput relative to btree's: above 1 means $FBT_AM is faster.  Both sides run"
-	echo "  at the same moments on the same connections, so the machine's drift cancels; both also share one"
-	echo "  backend's CPU caches (see bench/interleave.sh).  WAL per transaction: bench/run.sh."
+	echo "- tps = a side's transactions / their time (transactions / pgbench's tps without the initial connection"
+	echo "  time), summed over its runs of the round, in the median round (the round whose ratio is the median of"
+	echo "  the rounds' ratios); ratio = $FBT_AM tps / btree tps, above 1 when $FBT_AM is faster.  Drift slower"
+	echo "  than the runs hits both sides alike.  WAL per transaction: bench/run.sh."
 }
 
 main()
@@ -275,7 +262,7 @@ main()
 	load_data accounts
 
 	RUN_TOTAL=$((${#WORKLOADS[@]} * $(wc -w <<<"$CLIENTS") * ROUNDS))
-	log "plan: workloads ${WORKLOADS[*]}, clients $CLIENTS, $RUN_TOTAL interleaved runs of ${DURATION}s"
+	log "plan: workloads ${WORKLOADS[*]}, clients $CLIENTS, $RUN_TOTAL rounds of $SLICES runs of each side, ${SLICE}s each"
 	for name in "${WORKLOADS[@]}"; do
 		interleave_workload "$name"
 		WL_SCRIPT_BT[$name]=${WL_SCRIPT[bt]}
@@ -284,8 +271,8 @@ main()
 	stem=$(results_stem "$RESULTS_DIR" -interleave)
 	md="$stem.md"
 	{
-		printf 'workload\tclients\tround\tbtree_mean_us\tbtree_txns\tfastbtree_mean_us\tfastbtree_txns\n'
-		cat "$WORK/rounds.tsv"
+		printf 'workload\tclients\tround\trun\taccess_method\ttps\ttransactions\n'
+		cat "$WORK/runs.tsv"
 	} >"$stem.tsv"
 	{
 		report_header
@@ -293,7 +280,7 @@ main()
 		echo "## Workloads"
 		interleave_tables
 		echo
-		echo "Raw rounds: [$(basename "$stem.tsv")]($(basename "$stem.tsv"))"
+		echo "Raw runs: [$(basename "$stem.tsv")]($(basename "$stem.tsv"))"
 		echo
 		total_time "$started"
 	} >"$md"

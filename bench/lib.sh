@@ -1,10 +1,11 @@
 # shellcheck shell=bash
 #
 # bench/lib.sh
-#	Shared by bench/run.sh, bench/scaling.sh and bench/callgrind.sh: the
-#	private build of the extension, the throwaway cluster, the benchmark
-#	data sets, the pgbench workload scripts, statistics helpers, the
-#	fastbtree switch configurations and the callgrind measurements.
+#	Shared by bench/run.sh, bench/scaling.sh, bench/callgrind.sh,
+#	bench/space.sh and bench/interleave.sh: the private build of the
+#	extension, the throwaway cluster, the benchmark data sets, the pgbench
+#	workload scripts, statistics helpers, the fastbtree switch
+#	configurations and the callgrind measurements.
 #
 # Sourced, not executed.  The caller sets LOG_TAG (the prefix of its log
 # lines), may override the defaults below from its command line, and then
@@ -1243,8 +1244,8 @@ select_major()
 	esac
 }
 
-# common_option ARG: the options that bench/callgrind.sh, bench/scaling.sh
-# and bench/space.sh share (--results-dir=DIR, --pg=N, --wal-mode=MODE,
+# common_option ARG: the options that bench/callgrind.sh, bench/scaling.sh,
+# bench/space.sh and bench/interleave.sh share (--results-dir=DIR, --pg=N, --wal-mode=MODE,
 # --keep, --help, which calls the caller's usage); dies on any other
 common_option()
 {
