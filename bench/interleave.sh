@@ -31,7 +31,8 @@
 # each round starts from the same trees; within a round both tables grow.
 # Reported per workload and client count: the throughputs of the median
 # round (the round whose ratio is the median of the rounds' ratios), that
-# ratio, its range, and each round's ratio in the order they ran.  WAL per
+# ratio, its range, the mean of the rounds' ratios with its standard
+# error, and each round's ratio in the order they ran.  WAL per
 # transaction: bench/run.sh.
 #
 # Writes bench/results/DATE-HOST-interleave.md and the raw runs (.tsv).
@@ -180,6 +181,18 @@ interleave_workload()
 	BENCH_PGOPTIONS=
 }
 
+# mean_se VALUE...: "mean ± standard error" of the values (the standard
+# deviation over sqrt(count)), four decimals
+mean_se()
+{
+	printf '%s\n' "$@" | awk '{ n++; s += $1; q += $1 * $1 }
+		END {
+			m = s / n
+			v = n > 1 ? (q - n * m * m) / (n - 1) : 0
+			printf "%.4f ± %.4f\n", m, sqrt(v > 0 ? v : 0) / sqrt(n)
+		}'
+}
+
 # rounds_verdict MIN MAX: how the rounds agree
 rounds_verdict()
 {
@@ -211,8 +224,8 @@ interleave_tables()
 		[ -z "$(wl_meta "$name" reset)" ] ||
 			echo "Before every round both tables are rebuilt from their base copy (ending with a CHECKPOINT)."
 		echo
-		echo "| clients | btree tps | $FBT_AM tps | ratio $FBT_AM/btree | ratio min–max | rounds | transactions btree / $FBT_AM | each round in the order run |"
-		echo "|--:|--:|--:|--:|--:|---|--:|---|"
+		echo "| clients | btree tps | $FBT_AM tps | ratio $FBT_AM/btree | ratio min–max | rounds | mean of the rounds' ratios ± standard error | transactions btree / $FBT_AM | each round in the order run |"
+		echo "|--:|--:|--:|--:|--:|---|--:|--:|---|"
 		for c in $CLIENTS; do
 			ratios=()
 			each=
@@ -221,10 +234,11 @@ interleave_tables()
 				each+="${each:+, }$(printf '%.4f' "${ratios[r - 1]}")"
 			done
 			m=$(median_pick "${ratios[@]}")
-			printf '| %s | %.1f | %.1f | %.4f | %.4f–%.4f | %s | %s / %s | %s |\n' "$c" \
+			printf '| %s | %.1f | %.1f | %.4f | %.4f–%.4f | %s | %s | %s / %s | %s |\n' "$c" \
 				"${R_TPS[$name:$c:$m:bt]}" "${R_TPS[$name:$c:$m:fbt]}" "${ratios[m - 1]}" \
 				"$(minimum "${ratios[@]}")" "$(maximum "${ratios[@]}")" \
 				"$(rounds_verdict "$(minimum "${ratios[@]}")" "$(maximum "${ratios[@]}")")" \
+				"$(mean_se "${ratios[@]}")" \
 				"${R_TXNS[$name:$c:$m:bt]}" "${R_TXNS[$name:$c:$m:fbt]}" "$each"
 		done
 	done
