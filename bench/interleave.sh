@@ -108,20 +108,13 @@ parse_args()
 	is_posint "$SLICES" || die "--slices must be a positive integer, got '$SLICES'"
 	is_posint "$ROUNDS" || die "--rounds must be a positive integer, got '$ROUNDS'"
 	[ "$ROUNDS" -ge 3 ] || warn "--rounds $ROUNDS: with fewer than 3 rounds a median is no better than a single round"
-	is_posint "$SCALE" || die "--scale must be a positive integer, got '$SCALE'"
-	[[ "$SHARED_BUFFERS" =~ ^[1-9][0-9]*(kB|MB|GB|TB)$ ]] ||
-		die "--shared-buffers must look like 2GB or 512MB, got '$SHARED_BUFFERS'"
+	check_scale_buffers
 	[ "${#WORKLOADS[@]}" -gt 0 ] || die "--workloads must name at least one workload"
-	local w c
+	local w
 	for w in "${WORKLOADS[@]}"; do
 		[ -f "$BENCH_DIR/workloads/$w.sql" ] || die "no workload bench/workloads/$w.sql"
 	done
-	[ -n "${CLIENTS// /}" ] || die "--clients must list at least one client count"
-	for c in $CLIENTS; do
-		is_posint "$c" || die "--clients must be positive integers, got '$c'"
-		[ "$c" -le 1000 ] || die "at most 1000 clients"
-		[ $((c + 10)) -le "$MAX_CONNECTIONS" ] || MAX_CONNECTIONS=$((c + 10))
-	done
+	check_clients "$CLIENTS"
 }
 
 declare -A TXNS=() SECS=() R_TPS=() R_TXNS=()
@@ -181,18 +174,6 @@ interleave_workload()
 	BENCH_PGOPTIONS=
 }
 
-# mean_se VALUE...: "mean ± standard error" of the values (the standard
-# deviation over sqrt(count)), four decimals
-mean_se()
-{
-	printf '%s\n' "$@" | awk '{ n++; s += $1; q += $1 * $1 }
-		END {
-			m = s / n
-			v = n > 1 ? (q - n * m * m) / (n - 1) : 0
-			printf "%.4f ± %.4f\n", m, sqrt(v > 0 ? v : 0) / sqrt(n)
-		}'
-}
-
 # rounds_verdict MIN MAX: how the rounds agree
 rounds_verdict()
 {
@@ -210,17 +191,7 @@ interleave_tables()
 	local -a ratios
 
 	for name in "${WORKLOADS[@]}"; do
-		echo
-		echo "### $name: $(wl_meta "$name" title)"
-		echo
-		echo "btree side (the $FBT_AM side uses the copies with _fbt names):"
-		echo
-		echo '```sql'
-		statements "${WL_SCRIPT_BT[$name]}"
-		echo '```'
-		echo
-		echo "Plans checked with EXPLAIN, btree: ${PLAN_SUMMARY[$name:bt]}; $FBT_AM: ${PLAN_SUMMARY[$name:fbt]}."
-		[ -z "$(wl_meta "$name" gucs)" ] || echo "Session settings: \`$(wl_meta "$name" gucs)\`."
+		workload_heading "$name"
 		[ -z "$(wl_meta "$name" reset)" ] ||
 			echo "Before every round both tables are rebuilt from their base copy (ending with a CHECKPOINT)."
 		echo
@@ -244,7 +215,6 @@ interleave_tables()
 	done
 }
 
-declare -A WL_SCRIPT_BT=()
 
 report_header()
 {
@@ -279,7 +249,6 @@ main()
 	log "plan: workloads ${WORKLOADS[*]}, clients $CLIENTS, $RUN_TOTAL rounds of $SLICES runs of each side, ${SLICE}s each"
 	for name in "${WORKLOADS[@]}"; do
 		interleave_workload "$name"
-		WL_SCRIPT_BT[$name]=${WL_SCRIPT[bt]}
 	done
 
 	stem=$(results_stem "$RESULTS_DIR" -interleave)

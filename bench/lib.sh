@@ -153,6 +153,18 @@ median_pick()
 		}'
 }
 
+# mean_se VALUE...: "mean ± standard error" of the values (the standard
+# deviation over sqrt(count)), four decimals
+mean_se()
+{
+	printf '%s\n' "$@" | awk '{ n++; s += $1; q += $1 * $1 }
+		END {
+			m = s / n
+			v = n > 1 ? (q - n * m * m) / (n - 1) : 0
+			printf "%.4f ± %.4f\n", m, sqrt(v > 0 ? v : 0) / sqrt(n)
+		}'
+}
+
 # rel_spread VALUE...: (max - min) / median of the values, six decimals;
 # how far repeat measurements of one thing strayed from each other
 rel_spread()
@@ -1257,6 +1269,47 @@ common_option()
 		-h|--help) usage; exit 0 ;;
 		*) die "unknown argument: $1 (see --help)" ;;
 	esac
+}
+
+# check_scale_buffers: die unless SCALE and SHARED_BUFFERS (--scale,
+# --shared-buffers) are well formed
+check_scale_buffers()
+{
+	is_posint "$SCALE" || die "--scale must be a positive integer, got '$SCALE'"
+	[[ "$SHARED_BUFFERS" =~ ^[1-9][0-9]*(kB|MB|GB|TB)$ ]] ||
+		die "--shared-buffers must look like 2GB or 512MB, got '$SHARED_BUFFERS'"
+}
+
+# check_clients "A B ...": die unless the client counts (--clients) are
+# positive integers up to 1000; raise MAX_CONNECTIONS to fit the largest
+check_clients()
+{
+	local c
+
+	[ -n "${1// /}" ] || die "--clients must list at least one client count"
+	for c in $1; do
+		is_posint "$c" || die "--clients must be positive integers, got '$c'"
+		[ "$c" -le 1000 ] || die "at most 1000 clients"
+		[ $((c + 10)) -le "$MAX_CONNECTIONS" ] || MAX_CONNECTIONS=$((c + 10))
+	done
+}
+
+# workload_heading NAME: the markdown heading of a workload's results: its
+# title, btree's statements (the script render_script wrote), the plans
+# checked and the session settings
+workload_heading()
+{
+	echo
+	echo "### $1: $(wl_meta "$1" title)"
+	echo
+	echo "btree side (the $FBT_AM side uses the copies with _fbt names):"
+	echo
+	echo '```sql'
+	statements "$WORK/scripts/$1-bt.sql"
+	echo '```'
+	echo
+	echo "Plans checked with EXPLAIN, btree: ${PLAN_SUMMARY[$1:bt]}; $FBT_AM: ${PLAN_SUMMARY[$1:fbt]}."
+	[ -z "$(wl_meta "$1" gucs)" ] || echo "Session settings: \`$(wl_meta "$1" gucs)\`."
 }
 
 # total_time STARTED: "Total time: M min S s." since STARTED (date +%s)

@@ -140,19 +140,11 @@ parse_args()
 		shift
 	done
 
-	is_posint "$SCALE" || die "--scale must be a positive integer, got '$SCALE'"
+	check_scale_buffers
 	is_posint "$DURATION" || die "--time must be a positive integer, got '$DURATION'"
 	is_posint "$PAIRS" || die "--pairs must be a positive integer, got '$PAIRS'"
 	[ "$PAIRS" -ge 3 ] || warn "--pairs $PAIRS: with fewer than 3 pairs a median is no better than a single run"
-	[[ "$SHARED_BUFFERS" =~ ^[1-9][0-9]*(kB|MB|GB|TB)$ ]] ||
-		die "--shared-buffers must look like 2GB or 512MB, got '$SHARED_BUFFERS'"
-	[ -n "${CLIENTS// /}" ] || die "--clients must list at least one client count"
-	local c
-	for c in $CLIENTS; do
-		is_posint "$c" || die "--clients must be positive integers, got '$c'"
-		[ "$c" -le 1000 ] || die "at most 1000 clients"
-		[ $((c + 10)) -le "$MAX_CONNECTIONS" ] || MAX_CONNECTIONS=$((c + 10))
-	done
+	check_clients "$CLIENTS"
 	[ "$CALLGRIND" = no ] || SUITE="${SUITE:-select},callgrind"
 	[ -z "$SUITE" ] || expand_suite
 	[ -n "$SUITE" ] || WORKLOADS=(select)
@@ -410,19 +402,7 @@ report_workloads()
 	local name c stmt
 
 	for name in "${WORKLOADS[@]}"; do
-		echo
-		echo "### $name: $(wl_meta "$name" title)"
-		echo
-		echo "btree side (the $FBT_AM side uses the copies with _fbt names):"
-		echo
-		echo '```sql'
-		statements "$WORK/scripts/$name-bt.sql"
-		echo '```'
-		echo
-		echo "Plans checked with EXPLAIN, btree: ${PLAN_SUMMARY[$name:bt]}; $FBT_AM: ${PLAN_SUMMARY[$name:fbt]}."
-		if [ -n "$(wl_meta "$name" gucs)" ]; then
-			echo "Session settings: \`$(wl_meta "$name" gucs)\`."
-		fi
+		workload_heading "$name"
 		if [ -n "$(wl_meta "$name" reset)" ]; then
 			echo "Before every run the table is rebuilt from its base copy (CREATE TABLE AS, CREATE INDEX, VACUUM ANALYZE, CHECKPOINT, pg_prewarm)."
 		fi

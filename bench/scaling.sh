@@ -102,9 +102,7 @@ parse_args()
 	is_posint "$DURATION" || die "--duration must be a positive integer, got '$DURATION'"
 	is_posint "$RUNS" || die "--runs must be a positive integer, got '$RUNS'"
 	[ "$RUNS" -ge 3 ] || warn "--runs $RUNS: with fewer than 3 runs a median is no better than a single run"
-	is_posint "$SCALE" || die "--scale must be a positive integer, got '$SCALE'"
-	[[ "$SHARED_BUFFERS" =~ ^[1-9][0-9]*(kB|MB|GB|TB)$ ]] ||
-		die "--shared-buffers must look like 2GB or 512MB, got '$SHARED_BUFFERS'"
+	check_scale_buffers
 	check_switch_configs "$SWITCH_CONFIGS"
 	[ "${#WORKLOADS[@]}" -gt 0 ] || die "--workloads must name at least one workload"
 	local w c=1
@@ -187,15 +185,7 @@ scaling_tables()
 	mkdir -p "$WORK/charts"
 	: >"$WORK/charts/scaling.dat"
 	for name in "${WORKLOADS[@]}"; do
-		echo
-		echo "### $name: $(wl_meta "$name" title)"
-		echo
-		echo '```sql'
-		statements "${WL_SCRIPT_BT[$name]}"
-		echo '```'
-		echo
-		echo "Plans checked with EXPLAIN, btree: ${PLAN_SUMMARY[$name:bt]}; $FBT_AM: ${PLAN_SUMMARY[$name:fbt]}."
-		[ -z "$(wl_meta "$name" gucs)" ] || echo "Session settings: \`$(wl_meta "$name" gucs)\`."
+		workload_heading "$name"
 		echo
 		echo "| clients | configuration | tps (median) | tps min–max | ratio to btree (median) | ratio min–max |"
 		echo "|--:|---|--:|--:|--:|--:|"
@@ -224,7 +214,6 @@ scaling_tables()
 	done
 }
 
-declare -A WL_SCRIPT_BT=()
 
 report_header()
 {
@@ -271,7 +260,6 @@ main()
 	log "plan: workloads ${WORKLOADS[*]}, clients $CLIENTS, $RUN_TOTAL runs of ${DURATION}s"
 	for name in "${WORKLOADS[@]}"; do
 		scale_workload "$name"
-		WL_SCRIPT_BT[$name]=${WL_SCRIPT[bt]}
 	done
 
 	stem=$(results_stem "$RESULTS_DIR" -scaling)
