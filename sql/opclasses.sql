@@ -124,3 +124,26 @@ FROM pg_opclass
 WHERE opcmethod = (SELECT oid FROM pg_am WHERE amname = 'fastbtree');
 
 DROP VIEW fbt_procs, fbt_operators, fbt_classes, fbt_families;
+
+-- The extension's objects live in pg_catalog, as btree's operator classes
+-- do, so an operator class named in CREATE INDEX is found whatever the
+-- search_path, as btree's is (PostgreSQL's collate.icu.utf8 test names
+-- text_pattern_ops with only its own schema on the path).
+SELECT n.nspname AS extension_schema
+FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+WHERE e.extname = 'fastbtree';
+CREATE SCHEMA fbt_opclass_path;
+SET search_path = fbt_opclass_path;
+CREATE TABLE t (x text, k int8, v varchar);
+CREATE INDEX t_btree ON t USING btree (x text_pattern_ops, k int8_ops, v varchar_pattern_ops);
+CREATE INDEX t_fastbtree ON t USING fastbtree (x text_pattern_ops, k int8_ops, v varchar_pattern_ops);
+-- both definitions name the classes unqualified (visible on the path)
+SELECT c.relname, pg_get_indexdef(c.oid)
+FROM pg_class c WHERE c.relname IN ('t_btree', 't_fastbtree')
+	AND c.relnamespace = 'fbt_opclass_path'::regnamespace
+ORDER BY 1;
+-- the families too: the same error as btree's (the operator is a member)
+ALTER OPERATOR FAMILY integer_ops USING btree ADD OPERATOR 1 < (int8, int8);
+ALTER OPERATOR FAMILY integer_ops USING fastbtree ADD OPERATOR 1 < (int8, int8);
+RESET search_path;
+DROP SCHEMA fbt_opclass_path CASCADE;
