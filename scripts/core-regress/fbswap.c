@@ -7,11 +7,13 @@
  *
  * A ProcessUtility hook rewrites the access method of an IndexStmt that
  * names btree (written, or the default when USING is omitted) to
- * fastbtree.  Constraint indexes (PRIMARY KEY, UNIQUE in CREATE TABLE and
- * ALTER TABLE ... ADD) reach the hook as subcommands and are rewritten only
- * with fbswap.constraints on; some never pass through ProcessUtility
- * (ALTER TABLE's, which DefineIndex gets directly) and stay btree.
- * fbswap.enabled = off turns the rewrite off, for the baseline run.
+ * fastbtree.  The indexes of PRIMARY KEY and UNIQUE constraints declared
+ * in CREATE TABLE reach the hook as subcommands (IndexStmt.isconstraint)
+ * and are rewritten only with fbswap.constraints on; those that ALTER
+ * TABLE ... ADD creates go to DefineIndex without passing through
+ * ProcessUtility, and stay btree.  The indexes of partitions follow their
+ * parent's access method.  fbswap.enabled = off turns the rewrite off, for
+ * the baseline run.
  *
  * Not part of the extension: never installed by "make install".
  *
@@ -43,10 +45,11 @@ fbswap_ProcessUtility(PlannedStmt *pstmt, const char *queryString,
 					  DestReceiver *dest, QueryCompletion *qc)
 {
 	Node	   *parsetree = pstmt->utilityStmt;
+	IndexStmt  *stmt = IsA(parsetree, IndexStmt) ? (IndexStmt *) parsetree : NULL;
 
-	if (fbswap_enabled && IsA(parsetree, IndexStmt) &&
-		strcmp(((IndexStmt *) parsetree)->accessMethod, "btree") == 0 &&
-		(fbswap_constraints || context != PROCESS_UTILITY_SUBCOMMAND))
+	if (fbswap_enabled && stmt != NULL && stmt->accessMethod != NULL &&
+		strcmp(stmt->accessMethod, "btree") == 0 &&
+		(fbswap_constraints || !(stmt->isconstraint || stmt->primary)))
 	{
 		pstmt = copyObject(pstmt);
 		((IndexStmt *) pstmt->utilityStmt)->accessMethod = pstrdup("fastbtree");
