@@ -47,9 +47,13 @@ END
 
 $primary = PostgreSQL::Test::Cluster->new('primary');
 $primary->init(allows_streaming => 1);
+# wal_keep_size: conflict_records() reads the WAL back from before a
+# VACUUM; a checkpoint must not remove it meanwhile (with the consistency
+# checks' page images, the inserts after it can fill max_wal_size)
 $primary->append_conf('postgresql.conf', q{
 autovacuum = off
 log_statement = none
+wal_keep_size = 1GB
 } . "wal_consistency_checking = '" . fbt_consistency_checking() . "'\n");
 $primary->start;
 $primary->safe_psql('postgres', q{
@@ -226,7 +230,12 @@ sub conflict_records
 				'pg_waldump', '-p', $primary->data_dir . '/pg_wal',
 				'-s', $wal_start, '-r', 'Btree'
 			]);
-		return scalar(() = $stdout =~ /REUSE_PAGE.*\/$idxnode\b/g);
+		my $n = scalar(() = $stdout =~ /REUSE_PAGE.*\/$idxnode\b/g);
+		# (it always ends with an error at the end of the WAL written so
+		# far; say what else it said when it found nothing)
+		diag("pg_waldump from $wal_start found no REUSE_PAGE for $index: $stderr")
+		  if $n == 0;
+		return $n;
 	}
 	$primary->safe_psql('postgres',
 		'CREATE EXTENSION IF NOT EXISTS pg_walinspect');
