@@ -58,10 +58,7 @@
 set -uo pipefail
 
 PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
-TEST_USER=fbtest
-TEST_CFLAGS="-Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-missing-field-initializers -Werror -DUSE_ASSERT_CHECKING"
 SRC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-LOCK_FILE=/run/lock/fastbtree-test.lock
 CACHE=/var/cache/fastbtree-core-regress
 SRC_LIST=/etc/apt/sources.list.d/fastbtree-pg15-src.sources
 WAL_MODE=compact
@@ -90,14 +87,10 @@ problem()
 	PROBLEMS=$((PROBLEMS + 1))
 }
 
-as_user()
-{
-	runuser -u "$TEST_USER" -- env \
-		HOME="$WORK" \
-		PATH="$PG_BINDIR:/usr/local/bin:/usr/bin:/bin" \
-		LANG=C.UTF-8 LC_ALL=C.UTF-8 \
-		"$@"
-}
+# TEST_USER, TEST_CFLAGS, LOCK_FILE, as_user, ensure_test_user,
+# take_test_lock: shared with scripts/test.sh
+# shellcheck source=scripts/testlib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/testlib.sh"
 
 # Runs on exit (trap): stop the servers this script started.
 # shellcheck disable=SC2317
@@ -145,7 +138,7 @@ parse_args()
 # cached in its own directory), else the newest that downloads
 fetch_source()
 {
-	local want tarball v dir
+	local want tarball v dir tests_version
 
 	if [ ! -f "$SRC_LIST" ]; then
 		log "adding Debian 12's source packages to apt ($SRC_LIST)"
@@ -208,9 +201,9 @@ fetch_source()
 			log "warning: no download; using the cached $(basename "$tarball")"
 		fi
 	fi
-	TESTS_VERSION=$(basename "$(dirname "$tarball")")
-	log "tests from postgresql-15 $TESTS_VERSION, server $want"
-	[ "$TESTS_VERSION" = "$want" ] ||
+	tests_version=$(basename "$(dirname "$tarball")")
+	log "tests from postgresql-15 $tests_version, server $want"
+	[ "$tests_version" = "$want" ] ||
 		log "warning: the tests are not the server's version: some of them fail in both runs (the baseline's failures are listed at the end)"
 	mkdir "$WORK/pgsrc"
 	tar -C "$WORK/pgsrc" -xf "$tarball" --wildcards '*/src/test/regress/*' \
@@ -463,22 +456,13 @@ main()
 	parse_args "$@"
 	[ "$(id -u)" -eq 0 ] || die "must be run as root (it creates the user $TEST_USER and installs the extension)"
 	[ -x "$PG_CONFIG" ] || die "$PG_CONFIG not found; run: bash scripts/install-deps.sh"
-	command -v runuser >/dev/null 2>&1 || die "runuser not found (package util-linux)"
 	PG_BINDIR=$("$PG_CONFIG" --bindir)
-	if ! id -u "$TEST_USER" >/dev/null 2>&1; then
-		useradd --system --user-group --no-create-home --home-dir /nonexistent \
-			--shell /usr/sbin/nologin "$TEST_USER" || id -u "$TEST_USER" >/dev/null 2>&1 ||
-			die "useradd $TEST_USER failed"
-	fi
+	ensure_test_user
 	[ -n "$OUT" ] || OUT=$(mktemp -d /tmp/fastbtree-core-regress.XXXXXX)
 	mkdir -p "$OUT" || die "cannot create $OUT"
 	OUT=$(cd "$OUT" && pwd)
 
-	exec 9>"$LOCK_FILE" || die "cannot open $LOCK_FILE"
-	if ! flock -n 9; then
-		log "another test run holds $LOCK_FILE; waiting for it"
-		flock 9 || die "cannot lock $LOCK_FILE"
-	fi
+	take_test_lock
 	trap cleanup EXIT
 	trap 'exit 130' INT
 	trap 'exit 143' TERM

@@ -49,13 +49,10 @@
 set -uo pipefail
 
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-TEST_USER=fbtest
-TEST_CFLAGS="-Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-missing-field-initializers -Werror -DUSE_ASSERT_CHECKING"
 # TAP logs can be long (stress tests); print at most this many lines of each.
 LOG_TAIL_LINES=2000
 
 SRC_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-LOCK_FILE=/run/lock/fastbtree-test.lock
 ONLY=no
 ONLY_REGRESS=
 ONLY_ISOLATION=
@@ -80,14 +77,9 @@ die()
 	finish
 }
 
-as_user()
-{
-	runuser -u "$TEST_USER" -- env \
-		HOME="$WORK" \
-		PATH="$PG_BINDIR:/usr/local/bin:/usr/bin:/bin" \
-		LANG=C.UTF-8 LC_ALL=C.UTF-8 \
-		"$@"
-}
+# TEST_USER, TEST_CFLAGS, LOCK_FILE, as_user, ensure_test_user, take_test_lock
+# shellcheck source=scripts/testlib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/testlib.sh"
 
 # Runs on exit (trap).
 # shellcheck disable=SC2317
@@ -299,22 +291,9 @@ main()
 			*) die "$PG_CONFIG not found; run: bash scripts/install-deps.sh" ;;
 		esac
 	fi
-	command -v runuser >/dev/null 2>&1 || die "runuser not found (package util-linux)"
 	PG_BINDIR=$("$PG_CONFIG" --bindir)
-
-	if ! id -u "$TEST_USER" >/dev/null 2>&1; then
-		log "creating OS user $TEST_USER"
-		useradd --system --user-group --no-create-home --home-dir /nonexistent \
-			--shell /usr/sbin/nologin "$TEST_USER" ||
-			id -u "$TEST_USER" >/dev/null 2>&1 ||	# created meanwhile by a concurrent run
-			die "useradd $TEST_USER failed"
-	fi
-
-	exec 9>"$LOCK_FILE" || die "cannot open $LOCK_FILE"
-	if ! flock -n 9; then
-		log "another test run holds $LOCK_FILE; waiting for it"
-		flock 9 || die "cannot lock $LOCK_FILE"
-	fi
+	ensure_test_user
+	take_test_lock
 
 	trap cleanup EXIT
 	trap 'exit 130' INT
