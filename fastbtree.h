@@ -120,11 +120,14 @@
  *		Odd while a writer changes the page, even otherwise; see
  *		_fbt_wal_register() for where it changes.
  * fbto_flags: FBTP_* below.
- * fbto_cycleid: always 0.  Reserved for a vacuum cycle id (nbtree
- *		README, "VACUUM"), which fastbtree does without: no split takes a
- *		recycled page while a VACUUM pass runs (fbtm_vacuum_running), so a
- *		split during the pass only moves items to a new page at the end of
- *		the relation, which fbtvacuum.c's physical-order scan reaches.
+ * fbto_cycleid: the vacuum cycle id (nbtree README, "VACUUM") of the
+ *		VACUUM pass that was running when the page last split, 0 if none:
+ *		a pass that finds its own cycle id on a leaf whose right-link
+ *		leads to a block it has already passed goes back there
+ *		(fbtvacuum.c), since the split may have moved entries it has not
+ *		seen to a recycled page behind it.  Not WAL-logged in compact mode
+ *		(redo leaves 0, as nbtree's): no pass survives a crash or runs on
+ *		a standby, and a stale id only costs a needless visit.
  * fbto_unused: always 0.
  * fbto_page_id: FBT_PAGE_ID, in the page's last two bytes so tools such
  *		as pg_filedump can tell fastbtree pages apart.
@@ -150,6 +153,9 @@ typedef FbtPageOpaqueData *FbtPageOpaque;
 #define FBTP_HALF_DEAD		(1 << 4)	/* half-dead: no downlink, still linked */
 #define FBTP_INCOMPLETE_SPLIT (1 << 5)	/* right sibling lacks a downlink */
 #define FBTP_HAS_GARBAGE	(1 << 6)	/* set while any item is LP_DEAD */
+#define FBTP_SPLIT_END		(1 << 7)	/* right half of a split whose right
+										 * sibling has another cycle id:
+										 * VACUUM need not go on to it */
 
 #define P_NONE				0
 
@@ -241,11 +247,13 @@ P_FIRSTDATAKEY(FbtPageOpaque opaque)
  * The metapage (block 0).  Its contents follow the page header; it also has
  * a special space with FBTP_META set so that every block carries the page id.
  * Metapages written by earlier builds carry 8 more bytes after fbtm_level
- * (a statistics field that was never maintained), or end there; a nonzero
- * fbtm_vacuum_running read from those bytes only keeps splits from
- * recycling pages until the next VACUUM pass ends, a nonzero
- * fbtm_num_delpages only makes the next VACUUM's cleanup scan the index,
- * and pd_lower is extended to cover both when they are first written.
+ * (a statistics field that was never maintained), or end there; whatever
+ * fbtm_vacuum_cycle reads from those bytes only makes splits stamp a cycle
+ * id no pass looks for, a nonzero fbtm_num_delpages only makes the next
+ * VACUUM's cleanup scan the index, and pd_lower is extended to cover both
+ * when they are first written.  Builds before vacuum cycle ids wrote 1
+ * into fbtm_vacuum_cycle while a pass ran, which now reads as "no pass
+ * running, the last one had cycle id 1".
  */
 typedef struct FbtMetaPageData
 {
@@ -254,10 +262,10 @@ typedef struct FbtMetaPageData
 	BlockNumber fbtm_root;		/* current root, P_NONE if the index is
 								 * empty */
 	uint32		fbtm_level;		/* level of the root (0: root is a leaf) */
-	uint32		fbtm_vacuum_running;	/* 1 from the start of a VACUUM
-										 * pass to its end: splits then
-										 * take no recycled page
-										 * (fbtpage.c) */
+	uint32		fbtm_vacuum_cycle;	/* the cycle id of the last VACUUM
+									 * pass started (low 16 bits), with
+									 * FBT_VACUUM_ACTIVE from its start to
+									 * its end (fbtvacuum.c) */
 	BlockNumber fbtm_num_delpages;	/* deleted pages the last pass left
 									 * not yet reusable (fbtvacuum.c) */
 	uint32		fbtm_allequalimage;	/* 1: posting lists may be formed
@@ -265,6 +273,10 @@ typedef struct FbtMetaPageData
 									 * index was built; 0 in metapages
 									 * older than deduplication */
 } FbtMetaPageData;
+
+/* fbtm_vacuum_cycle: the cycle id, and the flag of a pass running */
+#define FBT_VACUUM_CYCLE_MASK	0xFFFF
+#define FBT_VACUUM_ACTIVE		0x10000
 
 #define FbtPageGetMeta(page) \
 	((FbtMetaPageData *) PageGetContents(page))
@@ -956,6 +968,34 @@ extern bool fbt_optimistic_reads;
 extern int	fbt_debug_stall_lock;
 extern int	fbt_debug_stall_level;
 #endif
+
+/*
+ * fbtdebug.c: testing-only stalls (builds with assertions).  At a named
+ * point, a backend whose fastbtree.debug_stall_<point> is the int8 key K
+ * of an advisory lock takes and releases that lock in share mode, so a
+ * test holding it exclusively holds the backend there; the wait shows as
+ * an advisory lock wait.  In other builds FBT_DEBUG_STALL() is nothing.
+ *	extend: a page just added to the index (_fbt_allocbuf(), the page
+ *		locked);
+ *	getroot: a root reader between reading the metapage afresh and pinning
+ *		the root it names (_fbt_getroot());
+ *	vacuum: VACUUM's scan before it visits block
+ *		fastbtree.debug_stall_vacuum_block (fbtvacuum.c, no lock held).
+ */
+#ifdef USE_ASSERT_CHECKING
+extern int	fbt_debug_stall_extend;
+extern int	fbt_debug_stall_getroot;
+extern int	fbt_debug_stall_vacuum;
+extern int	fbt_debug_stall_vacuum_block;
+extern void _fbt_debug_stall_at(int key);
+#define FBT_DEBUG_STALL(key) \
+	do { \
+		if (unlikely((key) != 0)) \
+			_fbt_debug_stall_at(key); \
+	} while (0)
+#else
+#define FBT_DEBUG_STALL(key)	((void) 0)
+#endif
 extern void _fbt_prepare_compare(Relation rel, FbtScanInsert key);
 extern void _fbt_prepare_compare_col(Relation rel, FbtScanInsert key, int i);
 extern FbtCmpKind _fbt_classify_key(Relation rel, ScanKey sk, Oid procoid,
@@ -1056,9 +1096,9 @@ extern int	_fbt_split_items(Relation rel, Buffer buf, Page page,
 							 IndexTuple nposting, IndexTuple *items,
 							 Size *itemsz);
 extern bool _fbt_split_fill_left(Page left, const FbtPageOpaqueData *oopaque,
-								 BlockNumber rightblk, IndexTuple hikey,
-								 IndexTuple *items, Size *itemsz,
-								 int firstright);
+								 BlockNumber rightblk, uint16 cycleid,
+								 IndexTuple hikey, IndexTuple *items,
+								 Size *itemsz, int firstright);
 #ifdef USE_ASSERT_CHECKING
 extern bool fbt_debug_split_image;
 #endif
@@ -1072,20 +1112,20 @@ extern Buffer _fbt_getroot(Relation rel, int access, bool create,
 						   FbtScanPins *pins, bool *borrowed);
 extern bool _fbt_root_ok(uint16 flags, uint32 level, BlockNumber prev,
 						 BlockNumber next, uint32 rootlevel, bool refresh);
-extern void _fbt_bad_root(Relation rel, BlockNumber rootblkno,
-						  uint32 rootlevel);
 extern Buffer _fbt_getbuf(Relation rel, BlockNumber blkno, int access);
 extern Buffer _fbt_pinbuf_read(Relation rel, FbtScanPins *pins,
 							   BlockNumber blkno, bool internal,
 							   bool *borrowed);
+extern void _fbt_drop_pin(FbtScanPins *pins, Buffer buf, bool borrowed);
 extern void _fbt_release_scan_pins(FbtScanPins *pins);
 extern void _fbt_heal_version(Buffer buf);
 extern void fbt_xact_callback(XactEvent event, void *arg);
 extern Buffer _fbt_allocbuf(Relation rel);
 extern Buffer _fbt_allocbuf_recycle(Relation rel);
 extern bool _fbt_page_recyclable(Page page, FullTransactionId *safexid);
-extern void _fbt_set_vacuum_running(Relation rel, bool running,
-									BlockNumber num_delpages);
+extern uint16 _fbt_vacuum_cycleid(Relation rel);
+extern uint16 _fbt_start_vacuum(Relation rel);
+extern void _fbt_end_vacuum(Relation rel, BlockNumber num_delpages);
 extern BlockNumber _fbt_get_num_delpages(Relation rel);
 extern Buffer _fbt_relandgetbuf(Relation rel, Buffer obuf, BlockNumber blkno,
 								int access);

@@ -15,6 +15,8 @@
 #include "access/nbtxlog.h"
 #include "access/relscan.h"
 #include "commands/vacuum.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
 #include "storage/bufpage.h"
 #include "utils/pg_locale.h"
 #include "utils/rel.h"
@@ -372,6 +374,42 @@ fbt_fill_reuse_page(xl_btree_reuse_page *xlrec, Relation rel,
 #else
 	xlrec->node = rel->rd_node;
 	xlrec->latestRemovedFullXid = horizon;
+#endif
+}
+
+/*
+ * fbt_extend_locked() -- extend index rel by one block; returns its buffer
+ * pinned and exclusively locked, the page all zeroes.
+ *
+ * Nobody may see the new block before its creator holds that lock: VACUUM
+ * reads the relation's size (under the extension lock) and would take an
+ * all-zero page for one a failed extension left, and record it in the free
+ * space map, where a split would take it while its creator still meant to
+ * write it (nbtree's rule: PostgreSQL 15's _bt_getbuf() takes the content
+ * lock before it releases the extension lock, for btvacuumscan()'s sake).
+ * Until 15 that is what is done here; since 16 ExtendBufferedRel() with
+ * EB_LOCK_FIRST, as _bt_allocbuf(): the extension lock is released first,
+ * but the buffer stays BM_IO_IN_PROGRESS, so any reader waits, until the
+ * content lock is held.  Relations local to the backend take no extension
+ * lock.  Errors: those of extending the file; ERRCODE_PROGRAM_LIMIT_EXCEEDED
+ * past the largest block number.
+ */
+static inline Buffer
+fbt_extend_locked(Relation rel)
+{
+#if PG_VERSION_NUM >= 160000
+	return ExtendBufferedRel(BMR_REL(rel), MAIN_FORKNUM, NULL, EB_LOCK_FIRST);
+#else
+	bool		needLock = !RELATION_IS_LOCAL(rel);
+	Buffer		buf;
+
+	if (needLock)
+		LockRelationForExtension(rel, ExclusiveLock);
+	buf = ReadBuffer(rel, P_NEW);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	if (needLock)
+		UnlockRelationForExtension(rel, ExclusiveLock);
+	return buf;
 #endif
 }
 

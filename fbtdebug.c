@@ -37,12 +37,35 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "storage/lock.h"
 #include "utils/float.h"
 #include "utils/rel.h"
 
 #include "fastbtree.h"
 
 #ifdef USE_ASSERT_CHECKING
+
+int			fbt_debug_stall_extend = 0;
+int			fbt_debug_stall_getroot = 0;
+int			fbt_debug_stall_vacuum = 0;
+int			fbt_debug_stall_vacuum_block = 1;
+
+/*
+ * _fbt_debug_stall_at() -- the stall of FBT_DEBUG_STALL() (fastbtree.h):
+ * take and release the advisory lock whose int8 key (pg_advisory_lock())
+ * is key, in share mode, in the current database.  May be called with
+ * content locks held (the wait then cannot be cancelled until the test
+ * releases the lock).  Testing only.
+ */
+void
+_fbt_debug_stall_at(int key)
+{
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0, (uint32) key, 1);
+	(void) LockAcquire(&tag, ShareLock, false, false);
+	LockRelease(&tag, ShareLock, false);
+}
 
 /*
  * Guard regions on each side of the page under test.  A line pointer

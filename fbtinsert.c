@@ -810,30 +810,34 @@ _fbt_split_items(Relation rel, Buffer buf, Page page,
 /*
  * _fbt_split_fill_left() -- the page edit that makes the left half of a
  * split: left (BLCKSZ bytes, overwritten) becomes a page of the original's
- * level and flags (FBTP_ROOT and FBTP_HAS_GARBAGE cleared,
- * FBTP_INCOMPLETE_SPLIT set), linked from the original's left sibling and
- * to rightblk, holding hikey and items[0 .. firstright - 1].  oopaque is
- * the original page's special space (left must be another buffer).
+ * level and flags (FBTP_ROOT, FBTP_HAS_GARBAGE and FBTP_SPLIT_END cleared,
+ * FBTP_INCOMPLETE_SPLIT set) with vacuum cycle id cycleid, linked from the
+ * original's left sibling and to rightblk, holding hikey and items[0 ..
+ * firstright - 1].  oopaque is the original page's special space (left
+ * must be another buffer).
  *
  * Run by the primary (into the generic WAL image, or in compact mode a
  * temporary page then copied over the shared one) and by redo of
- * XLOG_FBT_SPLIT_L/_R, with the items of _fbt_split_items().  Returns
- * false if an item does not fit; raises no error.
+ * XLOG_FBT_SPLIT_L/_R (cycleid 0: not logged), with the items of
+ * _fbt_split_items().  Returns false if an item does not fit; raises no
+ * error.
  */
 bool
 _fbt_split_fill_left(Page left, const FbtPageOpaqueData *oopaque,
-					 BlockNumber rightblk, IndexTuple hikey,
+					 BlockNumber rightblk, uint16 cycleid, IndexTuple hikey,
 					 IndexTuple *items, Size *itemsz, int firstright)
 {
 	FbtPageOpaque lopaque;
 	int			i;
 
 	_fbt_pageinit(left, oopaque->fbto_level,
-				  (oopaque->fbto_flags & ~(FBTP_ROOT | FBTP_HAS_GARBAGE)) |
+				  (oopaque->fbto_flags &
+				   ~(FBTP_ROOT | FBTP_HAS_GARBAGE | FBTP_SPLIT_END)) |
 				  FBTP_INCOMPLETE_SPLIT);
 	lopaque = FbtPageGetOpaque(left);
 	lopaque->fbto_prev = oopaque->fbto_prev;
 	lopaque->fbto_next = rightblk;
+	lopaque->fbto_cycleid = cycleid;
 	if (PageAddItem(left, (Item) hikey, MAXALIGN(IndexTupleSize(hikey)),
 					P_HIKEY, false, false) == InvalidOffsetNumber)
 		return false;
@@ -968,6 +972,7 @@ _fbt_split(Relation rel, Buffer buf, Buffer cbuf, OffsetNumber newitemoff,
 	Page		rimg;
 	FbtPageOpaque ropaque;
 	bool		rtuples = true;
+	uint16		cycleid;
 
 	Assert(!P_INCOMPLETE_SPLIT(oopaque));
 
@@ -1007,9 +1012,14 @@ _fbt_split(Relation rel, Buffer buf, Buffer cbuf, OffsetNumber newitemoff,
 		rightfirst = _fbt_pivot_minus_infinity(items[firstright]);
 	}
 
-	/* new right page, and the old right sibling whose left-link changes */
+	/*
+	 * New right page, the cycle id of a VACUUM pass running (read with both
+	 * halves locked: _fbt_vacuum_cycleid()), and the old right sibling
+	 * whose left-link changes
+	 */
 	rbuf = _fbt_allocbuf_recycle(rel);
 	rightblk = BufferGetBlockNumber(rbuf);
+	cycleid = _fbt_vacuum_cycleid(rel);
 	if (!isrightmost)
 	{
 		sbuf = _fbt_getbuf(rel, oopaque->fbto_next, FBT_WRITE);
@@ -1036,17 +1046,26 @@ _fbt_split(Relation rel, Buffer buf, Buffer cbuf, OffsetNumber newitemoff,
 	}
 
 	/* left page: rebuilt in the image from the unchanged shared page */
-	if (!_fbt_split_fill_left(limg, oopaque, rightblk, hikey, items, itemsz,
-							  firstright))
+	if (!_fbt_split_fill_left(limg, oopaque, rightblk, cycleid, hikey,
+							  items, itemsz, firstright))
 		goto addfailed;
 
-	/* right page */
+	/*
+	 * Right page.  FBTP_SPLIT_END when the old right sibling has another
+	 * cycle id, as nbtree's: then it holds nothing that was on this page
+	 * when the pass began, and the pass need not follow the chain there.
+	 */
 	_fbt_pageinit(rimg, oopaque->fbto_level,
 				  oopaque->fbto_flags & ~(FBTP_ROOT | FBTP_HAS_GARBAGE |
-										  FBTP_INCOMPLETE_SPLIT));
+										  FBTP_INCOMPLETE_SPLIT |
+										  FBTP_SPLIT_END));
 	ropaque = FbtPageGetOpaque(rimg);
 	ropaque->fbto_prev = origblk;
 	ropaque->fbto_next = oopaque->fbto_next;
+	ropaque->fbto_cycleid = cycleid;
+	if (BufferIsValid(sbuf) &&
+		FbtPageGetOpaque(BufferGetPage(sbuf))->fbto_cycleid != cycleid)
+		ropaque->fbto_flags |= FBTP_SPLIT_END;
 	if (!isrightmost)
 	{
 		IndexTuple	rhikey = _fbt_getitem(rel, buf, P_HIKEY);
@@ -1083,7 +1102,8 @@ _fbt_split(Relation rel, Buffer buf, Buffer cbuf, OffsetNumber newitemoff,
 		xlrec.firstright = (uint16) firstright;
 		xlrec.newitemoff = newitemoff;
 		xlrec.postingoff = (uint16) postingoff;
-		xlrec.rightflags = ropaque->fbto_flags;
+		/* cycle ids are not logged, nor FBTP_SPLIT_END, as nbtree's */
+		xlrec.rightflags = ropaque->fbto_flags & ~FBTP_SPLIT_END;
 #ifdef USE_ASSERT_CHECKING
 		if (fbt_debug_split_image)
 			rtuples = false;

@@ -26,6 +26,8 @@
 #include "fbtxlog.h"
 
 static void _fbt_checkpage_failed(Relation rel, Buffer buf);
+static void _fbt_bad_root(Relation rel, BlockNumber rootblkno,
+						  uint32 rootlevel);
 static void _fbt_newroot_logged(Relation rel, Buffer rootbuf, Page rootimg,
 								Buffer metabuf, Page metaimg, Buffer lbuf);
 
@@ -73,7 +75,7 @@ _fbt_initmetapage(Page page, BlockNumber rootbknum, uint32 level,
 	metad->fbtm_version = FBT_VERSION;
 	metad->fbtm_root = rootbknum;
 	metad->fbtm_level = level;
-	metad->fbtm_vacuum_running = 0;
+	metad->fbtm_vacuum_cycle = 0;
 	metad->fbtm_num_delpages = 0;
 	metad->fbtm_allequalimage = allequalimage ? 1 : 0;
 	((PageHeader) page)->pd_lower =
@@ -193,7 +195,7 @@ _fbt_root_ok(uint16 flags, uint32 level, BlockNumber prev, BlockNumber next,
  * _fbt_bad_root() -- raise ERRCODE_INDEX_CORRUPTED for a root block that
  * the metapage, just read, names but that _fbt_root_ok() refuses.
  */
-void
+static void
 _fbt_bad_root(Relation rel, BlockNumber rootblkno, uint32 rootlevel)
 {
 	ereport(ERROR,
@@ -214,9 +216,13 @@ _fbt_bad_root(Relation rel, BlockNumber rootblkno, uint32 rootlevel)
  * to them (then the caller unlocks it but must not release it).
  *
  * The root found through the cached metapage is validated on arrival by
- * _fbt_root_ok(); if refused, the metapage is read again, and a root it
- * names that is refused too is ERRCODE_INDEX_CORRUPTED.  Returns the
- * buffer pinned and locked, its page checked; nothing else is held.
+ * _fbt_root_ok(); if refused, the metapage is read again.  The root it
+ * names may have split and been deleted before we lock it: deleted pages
+ * are then stepped over to the right, to the page that took over their
+ * range (nbtree's _bt_getroot()); a page refused after that is
+ * ERRCODE_INDEX_CORRUPTED.  A refused page never stays among pins.
+ * Returns the buffer pinned and locked, its page checked; nothing else is
+ * held.
  */
 Buffer
 _fbt_getroot(Relation rel, int access, bool create, FbtScanPins *pins,
@@ -276,10 +282,36 @@ _fbt_getroot(Relation rel, int access, bool create, FbtScanPins *pins,
 			return rootbuf;
 		}
 
+#ifdef USE_ASSERT_CHECKING
+		if (refresh)
+			FBT_DEBUG_STALL(fbt_debug_stall_getroot);
+#endif
 		rootbuf = _fbt_pinbuf(rel, pins, rootblkno, rootlevel > 0, borrowed);
 		LockBuffer(rootbuf, rootlevel == 0 ? access : FBT_READ);
 		_fbt_checkpage(rel, rootbuf);
 		opaque = FbtPageGetOpaque(BufferGetPage(rootbuf));
+
+		/*
+		 * The root the metapage named just now may have split and then
+		 * been deleted before we locked it: its range went right, to the
+		 * page that is now the leftmost of its level, as nbtree's
+		 * _bt_getroot() steps right over a deleted root.  (Not from the
+		 * cache: a stale page there is simply read again.)
+		 */
+		while (refresh && P_IGNORE(opaque) && !P_RIGHTMOST(opaque) &&
+			   opaque->fbto_level == rootlevel)
+		{
+			BlockNumber next = opaque->fbto_next;
+
+			LockBuffer(rootbuf, BUFFER_LOCK_UNLOCK);
+			_fbt_drop_pin(pins, rootbuf, *borrowed);
+			CHECK_FOR_INTERRUPTS();
+			rootbuf = _fbt_pinbuf(rel, pins, next, rootlevel > 0, borrowed);
+			LockBuffer(rootbuf, rootlevel == 0 ? access : FBT_READ);
+			_fbt_checkpage(rel, rootbuf);
+			opaque = FbtPageGetOpaque(BufferGetPage(rootbuf));
+			rootblkno = next;
+		}
 		if (_fbt_root_ok(opaque->fbto_flags, opaque->fbto_level,
 						 opaque->fbto_prev, opaque->fbto_next, rootlevel,
 						 refresh))
@@ -288,9 +320,15 @@ _fbt_getroot(Relation rel, int access, bool create, FbtScanPins *pins,
 				_fbt_heal_version(rootbuf);
 			return rootbuf;
 		}
+
+		/*
+		 * Refused: the page does not stay among the scan's pins, which
+		 * hold internal pages only (a cached root since deleted and reused
+		 * as a leaf would otherwise stay pinned, and VACUUM's cleanup lock
+		 * on it would wait for the scan to end).
+		 */
 		LockBuffer(rootbuf, BUFFER_LOCK_UNLOCK);
-		if (!*borrowed)
-			ReleaseBuffer(rootbuf);
+		_fbt_drop_pin(pins, rootbuf, *borrowed);
 		*borrowed = false;
 		if (refresh)
 			_fbt_bad_root(rel, rootblkno, rootlevel);
@@ -576,6 +614,36 @@ _fbt_pinbuf_read(Relation rel, FbtScanPins *pins, BlockNumber blkno,
 }
 
 /*
+ * _fbt_drop_pin() -- release the pin on buf (not locked by us), which is
+ * one of pins when borrowed, and then leaves them: a page found not to be
+ * what it was pinned as (an internal page) must not stay pinned for the
+ * scan's lifetime.  No errors.
+ */
+void
+_fbt_drop_pin(FbtScanPins *pins, Buffer buf, bool borrowed)
+{
+	int			i;
+
+	if (borrowed)
+	{
+		Assert(pins != NULL);
+		for (i = 0; i < pins->npins; i++)
+		{
+			if (pins->buf[i] == buf)
+			{
+				pins->npins--;
+				pins->blkno[i] = pins->blkno[pins->npins];
+				pins->buf[i] = pins->buf[pins->npins];
+				fbt_scan_pins_held = Max(fbt_scan_pins_held - 1, 0);
+				break;
+			}
+		}
+		Assert(i <= pins->npins);
+	}
+	ReleaseBuffer(buf);
+}
+
+/*
  * _fbt_release_scan_pins() -- release every pin kept in pins (a scan's, at
  * amendscan or when its relation is closed); pins is left empty.  The
  * caller holds no content lock on those buffers.
@@ -648,36 +716,57 @@ _fbt_getbuf(Relation rel, BlockNumber blkno, int access)
  * _fbt_allocbuf() -- extend the index by one page.
  *
  * Returns the new block's buffer pinned and exclusively locked; the page is
- * all zeroes and the caller initializes it through _fbt_wal_register().
- * The relation extension lock is held only while extending.  Builds, root
- * creation and root splits use it; page splits use _fbt_allocbuf_recycle().
+ * all zeroes and the caller initializes it through _fbt_wal_register() (or
+ * a compact record) before it releases the lock.  The lock is taken before
+ * anyone can learn the new block number (fbt_extend_locked(),
+ * fbtcompat.h): VACUUM would otherwise take the zero page for one a failed
+ * extension left and offer it to other splits.  Builds, root creation and
+ * root splits use it; page splits use _fbt_allocbuf_recycle().
  */
 Buffer
 _fbt_allocbuf(Relation rel)
 {
-	Buffer		buf;
-	bool		needLock = !RELATION_IS_LOCAL(rel);
+	Buffer		buf = fbt_extend_locked(rel);
 
-	if (needLock)
-		LockRelationForExtension(rel, ExclusiveLock);
-	buf = ReadBuffer(rel, P_NEW);
-	if (needLock)
-		UnlockRelationForExtension(rel, ExclusiveLock);
-	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+#ifdef USE_ASSERT_CHECKING
+	FBT_DEBUG_STALL(fbt_debug_stall_extend);
+#endif
 	return buf;
 }
 
-/* Whether a VACUUM pass is running on the index (fbtm_vacuum_running) */
-static bool
-_fbt_vacuum_running(Relation rel)
+/*
+ * _fbt_vacuum_cycleid() -- the cycle id of the VACUUM pass running on rel
+ * (fbtm_vacuum_cycle), or 0 if none is.
+ *
+ * Called by a split that holds exclusive locks on both halves, after the
+ * right one is allocated (nbtree's _bt_vacuum_cycleid() interlock): a pass
+ * that starts after this read cannot have passed either page yet, since
+ * it must lock each, so it sees the split whole; a pass that started
+ * before is named here, and the halves carry its id.  A pass cancelled or
+ * crashed leaves its id marked running until the next one starts; splits
+ * meanwhile stamp an id no pass looks for, which costs nothing.  Takes the
+ * metapage's share lock briefly; ERRCODE_INDEX_CORRUPTED for a bad
+ * metapage.
+ */
+uint16
+_fbt_vacuum_cycleid(Relation rel)
 {
 	Buffer		metabuf = ReadBuffer(rel, FBT_METAPAGE);
-	bool		running;
+	Page		page;
+	FbtMetaPageData *metad;
+	uint32		cycle = 0;
 
 	LockBuffer(metabuf, BUFFER_LOCK_SHARE);
-	running = _fbt_checkmeta(rel, BufferGetPage(metabuf))->fbtm_vacuum_running != 0;
+	page = BufferGetPage(metabuf);
+	metad = _fbt_checkmeta(rel, page);
+	/* metapages of earlier builds may end before the field */
+	if (((PageHeader) page)->pd_lower >=
+		(char *) (&metad->fbtm_vacuum_cycle + 1) - (char *) page)
+		cycle = metad->fbtm_vacuum_cycle;
 	UnlockReleaseBuffer(metabuf);
-	return running;
+	if (!(cycle & FBT_VACUUM_ACTIVE))
+		return 0;
+	return (uint16) (cycle & FBT_VACUUM_CYCLE_MASK);
 }
 
 /*
@@ -703,12 +792,12 @@ _fbt_get_num_delpages(Relation rel)
 }
 
 /*
- * Set fbtm_vacuum_running on the metapage page, and when clearing it
- * record num_delpages; metapages of earlier builds, which end before these
- * fields, are extended.
+ * Set fbtm_vacuum_cycle on the metapage page to cycle, and when the pass
+ * ends (FBT_VACUUM_ACTIVE clear) record num_delpages; metapages of earlier
+ * builds, which end before these fields, are extended.
  */
 static void
-_fbt_meta_apply_vacuum(Page page, bool running, BlockNumber num_delpages)
+_fbt_meta_apply_vacuum(Page page, uint32 cycle, BlockNumber num_delpages)
 {
 	FbtMetaPageData *meta = FbtPageGetMeta(page);
 
@@ -717,33 +806,38 @@ _fbt_meta_apply_vacuum(Page page, bool running, BlockNumber num_delpages)
 		meta->fbtm_num_delpages = 0;
 		((PageHeader) page)->pd_lower = (char *) (meta + 1) - (char *) page;
 	}
-	meta->fbtm_vacuum_running = running ? 1 : 0;
-	if (!running)
+	meta->fbtm_vacuum_cycle = cycle;
+	if (!(cycle & FBT_VACUUM_ACTIVE))
 		meta->fbtm_num_delpages = num_delpages;
 }
 
 /*
- * _fbt_set_vacuum_running() -- set or clear fbtm_vacuum_running, and when
- * clearing it record num_delpages (fbtm_num_delpages), WAL-logged (in
- * compact mode XLOG_FBT_META, the metapage as a full image).
- *
- * Called by fbtbulkdelete() and fbtvacuumcleanup() before and after their
- * scan.  Takes the metapage's exclusive lock briefly (holding no other
- * lock); errors: those of WAL insertion, ERRCODE_INDEX_CORRUPTED for a bad
- * metapage.
+ * Write the metapage's VACUUM fields: fbtm_vacuum_cycle becomes
+ * next_cycle(old value), and num_delpages is recorded when the result has
+ * no FBT_VACUUM_ACTIVE; WAL-logged (in compact mode XLOG_FBT_META, the
+ * metapage as a full image).  Returns the new fbtm_vacuum_cycle.  Takes
+ * the metapage's exclusive lock briefly (holding no other lock); errors:
+ * those of WAL insertion, ERRCODE_INDEX_CORRUPTED for a bad metapage.
  */
-void
-_fbt_set_vacuum_running(Relation rel, bool running, BlockNumber num_delpages)
+static uint32
+_fbt_write_vacuum_cycle(Relation rel, uint32 (*next_cycle) (uint32),
+						BlockNumber num_delpages)
 {
 	Buffer		metabuf = ReadBuffer(rel, FBT_METAPAGE);
+	Page		page;
 	FbtMetaPageData *metad;
+	bool		oldformat;
+	uint32		cycle;
 
 	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	metad = _fbt_checkmeta(rel, BufferGetPage(metabuf));
-	if ((metad->fbtm_vacuum_running != 0) != running ||
-		(!running && metad->fbtm_num_delpages != num_delpages) ||
-		((PageHeader) BufferGetPage(metabuf))->pd_lower <
-		((char *) (metad + 1) - (char *) BufferGetPage(metabuf)))
+	page = BufferGetPage(metabuf);
+	metad = _fbt_checkmeta(rel, page);
+	oldformat = ((PageHeader) page)->pd_lower <
+		(char *) (metad + 1) - (char *) page;
+	cycle = next_cycle(oldformat ? 0 : metad->fbtm_vacuum_cycle);
+	if (oldformat || metad->fbtm_vacuum_cycle != cycle ||
+		(!(cycle & FBT_VACUUM_ACTIVE) &&
+		 metad->fbtm_num_delpages != num_delpages))
 	{
 		if (fbt_wal_compact)
 		{
@@ -751,8 +845,7 @@ _fbt_set_vacuum_running(Relation rel, bool running, BlockNumber num_delpages)
 
 			START_CRIT_SECTION();
 			_fbt_edit_begin(metabuf);
-			_fbt_meta_apply_vacuum(BufferGetPage(metabuf), running,
-								   num_delpages);
+			_fbt_meta_apply_vacuum(page, cycle, num_delpages);
 			MarkBufferDirty(metabuf);
 			if (RelationNeedsWAL(rel))
 			{
@@ -770,13 +863,62 @@ _fbt_set_vacuum_running(Relation rel, bool running, BlockNumber num_delpages)
 
 			_fbt_wal_start(&wal, rel);
 			_fbt_meta_apply_vacuum(_fbt_wal_register(&wal, metabuf, false),
-								   running, num_delpages);
+								   cycle, num_delpages);
 			START_CRIT_SECTION();
 			_fbt_wal_finish(&wal);
 			END_CRIT_SECTION();
 		}
 	}
 	UnlockReleaseBuffer(metabuf);
+	return cycle;
+}
+
+/* the next cycle id (1 .. FBT_VACUUM_CYCLE_MASK, never 0), running */
+static uint32
+_fbt_cycle_start(uint32 old)
+{
+	uint32		id = (old & FBT_VACUUM_CYCLE_MASK) + 1;
+
+	if (id > FBT_VACUUM_CYCLE_MASK)
+		id = 1;
+	return id | FBT_VACUUM_ACTIVE;
+}
+
+/* the same cycle id, no longer running */
+static uint32
+_fbt_cycle_end(uint32 old)
+{
+	return old & FBT_VACUUM_CYCLE_MASK;
+}
+
+/*
+ * _fbt_start_vacuum() -- mark a VACUUM pass running on rel with a new
+ * cycle id (the last one plus one, skipping 0), WAL-logged, and return
+ * that id.  nbtree keeps its cycle ids in shared memory and ends them with
+ * PG_ENSURE_ERROR_CLEANUP; ours live on the metapage, so that no
+ * shared_preload_libraries entry is needed, and a pass that errors, is
+ * cancelled or crashes simply leaves its id marked running: splits then
+ * stamp an id no later pass looks for (each starts a new one), which
+ * costs nothing, and nothing waits for the mark to clear.  Locks and
+ * errors as _fbt_write_vacuum_cycle().
+ */
+uint16
+_fbt_start_vacuum(Relation rel)
+{
+	return (uint16) (_fbt_write_vacuum_cycle(rel, _fbt_cycle_start, 0) &
+					 FBT_VACUUM_CYCLE_MASK);
+}
+
+/*
+ * _fbt_end_vacuum() -- the pass started by _fbt_start_vacuum() ended:
+ * clear FBT_VACUUM_ACTIVE and record num_delpages (fbtm_num_delpages, the
+ * deleted pages it left not yet reusable), WAL-logged.  Locks and errors
+ * as _fbt_write_vacuum_cycle().
+ */
+void
+_fbt_end_vacuum(Relation rel, BlockNumber num_delpages)
+{
+	(void) _fbt_write_vacuum_cycle(rel, _fbt_cycle_end, num_delpages);
 }
 
 /*
@@ -813,45 +955,76 @@ _fbt_page_recyclable(Page page, FullTransactionId *safexid)
  *
  * Returns the buffer pinned and exclusively locked, its page to be
  * initialized whole by the caller.  The caller holds the page it splits.
- * fbtvacuum.c's scan needs every page a split fills during a VACUUM pass
- * to lie beyond where the pass has reached: so no recycled page is taken
- * while fbtm_vacuum_running is set, read after the candidate is locked (a
- * pass that set it later cannot have passed the candidate yet, which we
- * hold; nbtree reads its vacuum cycle id at the same point).  Free-space
- * map entries may be stale: each candidate is locked conditionally and
- * checked (_fbt_page_recyclable()); one taken while a pass runs is
- * dropped (the pass, or the next, records it again).  Before a deleted
- * page is reused, its safexid is WAL-logged as a standby recovery conflict
- * (_fbt_log_conflict_full()), as nbtree's XLOG_BTREE_REUSE_PAGE.  Also
- * takes the metapage's share lock briefly.
+ * Free-space-map entries may be stale: each candidate is locked
+ * conditionally and checked (_fbt_page_recyclable()); one that is not
+ * reusable is left out of the map (VACUUM records it again if it ever
+ * becomes so), one that another backend holds locked (VACUUM looking at
+ * it, say) or that is deleted but whose safexid this backend's horizon has
+ * not yet passed is put back once this split has its page (after
+ * FBT_RECYCLE_SKIPPED_MAX of those, the split extends the index).  A VACUUM pass may be
+ * running: the split stamps its cycle id on both halves, and the pass goes
+ * back for a right half it finds on a block it has already passed
+ * (fbtvacuum.c), as nbtree's does.  Before a deleted page is reused, its
+ * safexid is WAL-logged as a standby recovery conflict
+ * (_fbt_log_conflict_full()), as nbtree's XLOG_BTREE_REUSE_PAGE.
  */
+#define FBT_RECYCLE_SKIPPED_MAX	8
+
 Buffer
 _fbt_allocbuf_recycle(Relation rel)
 {
+	BlockNumber skipped[FBT_RECYCLE_SKIPPED_MAX];
+	int			nskipped = 0;
+	Buffer		result = InvalidBuffer;
+	int			i;
+
 	for (;;)
 	{
 		BlockNumber blkno = GetFreeIndexPage(rel);
 		Buffer		buf;
 		FullTransactionId safexid;
 
-		/* (the metapage is read only for a candidate: most splits have none) */
 		if (blkno == InvalidBlockNumber || blkno == FBT_METAPAGE)
 			break;
 		buf = ReadBuffer(rel, blkno);
 		if (!ConditionalLockBuffer(buf))
 		{
 			ReleaseBuffer(buf);
+			/*
+			 * Free, most likely, but busy: offer it again afterwards; after
+			 * that many busy ones, stop looking and extend rather than
+			 * take more out of the map
+			 */
+			skipped[nskipped++] = blkno;
+			if (nskipped == FBT_RECYCLE_SKIPPED_MAX)
+				break;
 			continue;
 		}
-		if (_fbt_page_recyclable(BufferGetPage(buf), &safexid) &&
-			!_fbt_vacuum_running(rel))
+		if (_fbt_page_recyclable(BufferGetPage(buf), &safexid))
 		{
 			_fbt_log_conflict_full(rel, NULL, blkno, safexid);
-			return buf;
+			result = buf;
+			break;
+		}
+		if (FullTransactionIdIsValid(safexid))
+		{
+			/*
+			 * Deleted, but some snapshot of ours may still be on its way
+			 * to it: free, only not yet for this backend
+			 */
+			UnlockReleaseBuffer(buf);
+			skipped[nskipped++] = blkno;
+			if (nskipped == FBT_RECYCLE_SKIPPED_MAX)
+				break;
+			continue;
 		}
 		UnlockReleaseBuffer(buf);
 	}
-	return _fbt_allocbuf(rel);
+	for (i = 0; i < nskipped; i++)
+		RecordFreeIndexPage(rel, skipped[i]);
+	if (!BufferIsValid(result))
+		result = _fbt_allocbuf(rel);
+	return result;
 }
 
 /*

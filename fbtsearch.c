@@ -92,6 +92,21 @@ _fbt_desc_release(FbtDescPos *pos)
 	pos->locked = pos->borrowed = false;
 }
 
+/*
+ * Leave the page of pos for good: unlock it if locked, and release its pin,
+ * taking it out of the scan's pins if it is one of them (a page that
+ * failed the root check: pins hold internal pages only)
+ */
+static void
+_fbt_desc_drop(FbtScanPins *pins, FbtDescPos *pos)
+{
+	if (pos->locked)
+		LockBuffer(pos->buf, BUFFER_LOCK_UNLOCK);
+	_fbt_drop_pin(pins, pos->buf, pos->borrowed);
+	pos->buf = InvalidBuffer;
+	pos->locked = pos->borrowed = false;
+}
+
 /* Lock the page of pos in mode access and run the per-visit checks */
 static pg_attribute_always_inline void
 _fbt_desc_lock(Relation rel, FbtDescPos *pos, int access, uint32 level,
@@ -145,12 +160,7 @@ int			fbt_debug_stall_level = 1;
 static void
 _fbt_debug_stall(void)
 {
-	LOCKTAG		tag;
-
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0, (uint32) fbt_debug_stall_lock,
-						 1);
-	(void) LockAcquire(&tag, ShareLock, false, false);
-	LockRelease(&tag, ShareLock, false);
+	_fbt_debug_stall_at(fbt_debug_stall_lock);
 }
 #endif
 
@@ -374,10 +384,10 @@ restart:
 							  level, refresh))
 			{
 				/* the cached root split or moved: read the metapage */
-				_fbt_desc_release(&pos);
+				_fbt_desc_drop(pins, &pos);
 				if (refresh)
 				{
-					/* let the locked path tell what is wrong */
+					/* let the locked path (_fbt_getroot) sort it out */
 					unlocked = false;
 				}
 				refresh = true;
@@ -412,11 +422,14 @@ restart:
 								  opaque->fbto_prev, opaque->fbto_next,
 								  level, refresh))
 				{
-					BlockNumber rootblkno = BufferGetBlockNumber(pos.buf);
-
-					_fbt_desc_release(&pos);
+					/*
+					 * As above; a root just named by the metapage may
+					 * also have been deleted since, which _fbt_getroot()
+					 * steps over
+					 */
+					_fbt_desc_drop(pins, &pos);
 					if (refresh)
-						_fbt_bad_root(rel, rootblkno, level);
+						unlocked = false;
 					refresh = true;
 					goto restart;
 				}

@@ -9,14 +9,19 @@
  * can never return a heap TID that VACUUM has since made reusable (nbtree
  * README, "VACUUM").  A leaf left empty is then deleted (fbtpagedel.c),
  * and pages deleted by earlier passes that no snapshot can still reach go
- * to the free space map, for splits to reuse.  But not during a pass:
- * fbtm_vacuum_running (fbtpage.c) keeps splits on new pages while it runs,
- * so a split during the pass always moves entries to a block beyond every
- * existing one, and rereading the relation size after the pass and
- * continuing until it stops growing visits every entry that a concurrent
- * split moved, with no need for nbtree's cycle-id bookkeeping.
+ * to the free space map, for splits to reuse.
  *
- *-------------------------------------------------------------------------
+ * Splits during the pass, as nbtree handles them (nbtree README, "VACUUM";
+ * btvacuumpage()): each pass gets a vacuum cycle id, kept on the metapage
+ * (fbtpage.c, _fbt_start_vacuum()), and a split while it runs stamps that
+ * id on both halves.  A right half on a new block lies beyond the scan,
+ * which rereads the relation's size until it stops growing; one on a
+ * recycled block behind the scan is found from its left half: a leaf
+ * with the pass's id whose right-link leads back sends the pass there
+ * ("backtracking"), and on along the chain of right halves until one is
+ * marked FBTP_SPLIT_END or has another id.
+ *
+ * *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
@@ -109,19 +114,177 @@ _fbt_vacuum_leaf(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 	stats->num_index_tuples += nlive;
 }
 
+/* What one pass carries from page to page */
+typedef struct FbtVacState
+{
+	IndexVacuumInfo *info;
+	IndexBulkDeleteResult *stats;
+	IndexBulkDeleteCallback callback;
+	void	   *callback_state;
+	uint16		cycleid;		/* this pass's vacuum cycle id */
+} FbtVacState;
+
+/*
+ * Vacuum block scanblkno, the next of the physical-order scan, and the
+ * right halves of splits made during the pass that it leads back to
+ * (btvacuumpage()'s backtracking).  Holds one page lock at a time.
+ */
+static void
+_fbt_vacuum_page(FbtVacState *vstate, BlockNumber scanblkno)
+{
+	IndexVacuumInfo *info = vstate->info;
+	IndexBulkDeleteResult *stats = vstate->stats;
+	Relation	rel = info->index;
+	BlockNumber blkno = scanblkno;
+
+	for (;;)
+	{
+		Buffer		buf;
+		Page		page;
+		FbtPageOpaque opaque;
+		BlockNumber backtrack_to = P_NONE;
+
+		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL,
+								 info->strategy);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+
+		if (blkno != scanblkno)
+		{
+			/*
+			 * Backtracking: a right-link of a leaf split during this pass
+			 * led here, behind the scan.  Only a live leaf that split
+			 * during this pass needs a visit; a page with another cycle id
+			 * was already seen as it is, or has nothing from the pages
+			 * that sent us here.  Anything but a leaf is damage, reported
+			 * and skipped, as nbtree does, rather than failing the VACUUM.
+			 */
+			_fbt_checkpage(rel, buf);
+			opaque = FbtPageGetOpaque(page);
+			if (!P_ISLEAF(opaque) || P_ISHALFDEAD(opaque))
+			{
+				ereport(LOG,
+						(errcode(ERRCODE_INDEX_CORRUPTED),
+						 errmsg_internal("right sibling %u of block %u of index \"%s\" is not a live leaf",
+										 blkno, scanblkno,
+										 RelationGetRelationName(rel))));
+				UnlockReleaseBuffer(buf);
+				return;
+			}
+			if (opaque->fbto_cycleid != vstate->cycleid || P_ISDELETED(opaque))
+			{
+				UnlockReleaseBuffer(buf);
+				return;
+			}
+		}
+		else if (PageIsNew(page))
+		{
+			/*
+			 * Extended by a backend that failed before using it (its
+			 * creator locks it before anyone can see it: _fbt_allocbuf()):
+			 * free, and counted as deleted too, as btree counts it (so
+			 * that pages_deleted - pages_free stays the deleted pages not
+			 * yet reusable)
+			 */
+			RecordFreeIndexPage(rel, blkno);
+			stats->pages_deleted++;
+			stats->pages_free++;
+			UnlockReleaseBuffer(buf);
+			return;
+		}
+		else
+		{
+			_fbt_checkpage(rel, buf);
+			opaque = FbtPageGetOpaque(page);
+			if (P_ISDELETED(opaque))
+			{
+				FullTransactionId safexid;
+
+				/*
+				 * Deleted by an earlier pass: free for splits to reuse once
+				 * no snapshot can still hold a link to it (a page deleted
+				 * in this pass waits for the next one)
+				 */
+				stats->pages_deleted++;
+				if (_fbt_page_recyclable(page, &safexid))
+				{
+					RecordFreeIndexPage(rel, blkno);
+					stats->pages_free++;
+				}
+				UnlockReleaseBuffer(buf);
+				return;
+			}
+			if (!P_ISLEAF(opaque))
+			{
+				UnlockReleaseBuffer(buf);
+				return;
+			}
+		}
+
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		LockBufferForCleanup(buf);
+		_fbt_checkpage(rel, buf);
+		/* still a live leaf: only VACUUM deletes pages */
+		opaque = FbtPageGetOpaque(page);
+
+		/*
+		 * A split during this pass may have moved entries from here to a
+		 * block the scan has passed: go there next.  Decided under the
+		 * cleanup lock, so that no split of this page is in progress.
+		 */
+		if (vstate->cycleid != 0 &&
+			opaque->fbto_cycleid == vstate->cycleid &&
+			!(opaque->fbto_flags & FBTP_SPLIT_END) &&
+			!P_RIGHTMOST(opaque) &&
+			opaque->fbto_next < scanblkno)
+			backtrack_to = opaque->fbto_next;
+
+		_fbt_vacuum_leaf(info, stats, vstate->callback,
+						 vstate->callback_state, buf);
+		opaque = FbtPageGetOpaque(page);
+		if (blkno == scanblkno &&
+			(P_ISHALFDEAD(opaque) ||
+			 (!P_RIGHTMOST(opaque) &&
+			  PageGetMaxOffsetNumber(page) < P_FIRSTDATAKEY(opaque))))
+		{
+			/*
+			 * Empty now (or half-dead since a crash): delete it.  Not when
+			 * backtracking, as nbtree: deletion is a scanblkno matter.
+			 */
+			_fbt_pagedel(rel, buf, stats);
+			ReleaseBuffer(buf);
+		}
+		else
+			UnlockReleaseBuffer(buf);
+
+		if (backtrack_to == P_NONE)
+			return;
+		blkno = backtrack_to;
+		fbt_vacuum_delay_point();
+	}
+}
+
 /*
  * Scan the whole index in physical order, deleting the entries the
- * callback reports dead.  Fills num_pages, num_index_tuples,
- * tuples_removed.
+ * callback reports dead, with cycle id cycleid (_fbt_start_vacuum()).
+ * Fills num_pages, num_index_tuples, tuples_removed.
  */
 static void
 _fbt_vacuumscan(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
-				IndexBulkDeleteCallback callback, void *callback_state)
+				IndexBulkDeleteCallback callback, void *callback_state,
+				uint16 cycleid)
 {
 	Relation	rel = info->index;
 	bool		needLock = !RELATION_IS_LOCAL(rel);
 	BlockNumber blkno = FBT_METAPAGE + 1;
 	BlockNumber num_pages;
+	FbtVacState vstate;
+
+	vstate.info = info;
+	vstate.stats = stats;
+	vstate.callback = callback;
+	vstate.callback_state = callback_state;
+	vstate.cycleid = cycleid;
 
 	/* counted afresh by each pass (pages_newly_deleted accumulates) */
 	stats->num_index_tuples = 0;
@@ -131,6 +294,11 @@ _fbt_vacuumscan(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 
 	for (;;)
 	{
+		/*
+		 * The extension lock waits out an extension in progress; its new
+		 * page is then locked by its creator (_fbt_allocbuf()), and our
+		 * lock on it waits until the creator has written it.
+		 */
 		if (needLock)
 			LockRelationForExtension(rel, ExclusiveLock);
 		num_pages = RelationGetNumberOfBlocks(rel);
@@ -145,67 +313,12 @@ _fbt_vacuumscan(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 
 		for (; blkno < num_pages; blkno++)
 		{
-			Buffer		buf;
-			Page		page;
-
 			fbt_vacuum_delay_point();
-			buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL,
-									 info->strategy);
-			LockBuffer(buf, BUFFER_LOCK_SHARE);
-			page = BufferGetPage(buf);
-			if (PageIsNew(page))
-			{
-				/*
-				 * Extended by a backend that failed before using it: free,
-				 * and counted as deleted too, as btree counts it (so that
-				 * pages_deleted - pages_free stays the deleted pages not
-				 * yet reusable)
-				 */
-				RecordFreeIndexPage(rel, blkno);
-				stats->pages_deleted++;
-				stats->pages_free++;
-				UnlockReleaseBuffer(buf);
-				continue;
-			}
-			_fbt_checkpage(rel, buf);
-			if (P_ISDELETED(FbtPageGetOpaque(page)))
-			{
-				FullTransactionId safexid;
-
-				/*
-				 * Deleted by an earlier pass: free for splits to reuse once
-				 * no snapshot can still hold a link to it (a page deleted in
-				 * this pass waits for the next one)
-				 */
-				stats->pages_deleted++;
-				if (_fbt_page_recyclable(page, &safexid))
-				{
-					RecordFreeIndexPage(rel, blkno);
-					stats->pages_free++;
-				}
-				UnlockReleaseBuffer(buf);
-				continue;
-			}
-			if (P_ISLEAF(FbtPageGetOpaque(page)))
-			{
-				FbtPageOpaque opaque;
-
-				LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-				LockBufferForCleanup(buf);
-				_fbt_checkpage(rel, buf);
-				_fbt_vacuum_leaf(info, stats, callback, callback_state, buf);
-				opaque = FbtPageGetOpaque(page);
-				if (P_ISHALFDEAD(opaque) ||
-					(!P_RIGHTMOST(opaque) &&
-					 PageGetMaxOffsetNumber(page) < P_FIRSTDATAKEY(opaque)))
-				{
-					/* empty now (or half-dead since a crash): delete it */
-					_fbt_pagedel(rel, buf, stats);
-					ReleaseBuffer(buf);
-					continue;
-				}
-			}
-			UnlockReleaseBuffer(buf);
+#ifdef USE_ASSERT_CHECKING
+			if (blkno == (BlockNumber) fbt_debug_stall_vacuum_block)
+				FBT_DEBUG_STALL(fbt_debug_stall_vacuum);
+#endif
+			_fbt_vacuum_page(&vstate, blkno);
 			if (info->report_progress)
 				pgstat_progress_update_param(PROGRESS_SCAN_BLOCKS_DONE,
 											 blkno);
@@ -239,13 +352,13 @@ IndexBulkDeleteResult *
 fbtbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 			  IndexBulkDeleteCallback callback, void *callback_state)
 {
+	uint16		cycleid;
+
 	if (stats == NULL)
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
-	/* no split reuses a page while the pass runs (fbtpage.c) */
-	_fbt_set_vacuum_running(info->index, true, 0);
-	_fbt_vacuumscan(info, stats, callback, callback_state);
-	_fbt_set_vacuum_running(info->index, false,
-							stats->pages_deleted - stats->pages_free);
+	cycleid = _fbt_start_vacuum(info->index);
+	_fbt_vacuumscan(info, stats, callback, callback_state, cycleid);
+	_fbt_end_vacuum(info->index, stats->pages_deleted - stats->pages_free);
 	IndexFreeSpaceMapVacuum(info->index);
 	return stats;
 }
@@ -264,6 +377,8 @@ fbtbulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 IndexBulkDeleteResult *
 fbtvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 {
+	uint16		cycleid;
+
 	if (info->analyze_only)
 		return stats;
 	if (stats == NULL)
@@ -280,10 +395,9 @@ fbtvacuumcleanup(IndexVacuumInfo *info, IndexBulkDeleteResult *stats)
 			num_delpages <= RelationGetNumberOfBlocks(info->index) / 20)
 			return NULL;
 		stats = (IndexBulkDeleteResult *) palloc0(sizeof(IndexBulkDeleteResult));
-		_fbt_set_vacuum_running(info->index, true, 0);
-		_fbt_vacuumscan(info, stats, _fbt_nothing_dead, NULL);
-		_fbt_set_vacuum_running(info->index, false,
-								stats->pages_deleted - stats->pages_free);
+		cycleid = _fbt_start_vacuum(info->index);
+		_fbt_vacuumscan(info, stats, _fbt_nothing_dead, NULL, cycleid);
+		_fbt_end_vacuum(info->index, stats->pages_deleted - stats->pages_free);
 		IndexFreeSpaceMapVacuum(info->index);
 		stats->estimated_count = info->estimated_count;
 		return stats;

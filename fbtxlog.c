@@ -341,7 +341,7 @@ _fbt_redo_split(XLogReaderState *record)
 			elog(PANIC, "fastbtree split record at %X/%X: %d items do not match the record",
 				 LSN_FORMAT_ARGS(record->ReadRecPtr), nitems);
 		left = palloc(BLCKSZ);
-		if (!_fbt_split_fill_left(left, &oopaque, rightblk, hikey, items,
+		if (!_fbt_split_fill_left(left, &oopaque, rightblk, 0, hikey, items,
 								  itemsz, xlrec->firstright))
 			elog(PANIC, "fastbtree split record at %X/%X: the left page cannot be rebuilt",
 				 LSN_FORMAT_ARGS(record->ReadRecPtr));
@@ -897,7 +897,8 @@ fbt_xlog_cleanup(void)
  * (btree_mask()), plus the version counter: the LSN and checksum, hint
  * bits and the unused space; on leaves the line pointer flags (LP_DEAD is
  * set without WAL by scans and unique checks) and FBTP_HAS_GARBAGE; the
- * vacuum cycle id; fbto_version (the primary's page is even again after
+ * vacuum cycle id and FBTP_SPLIT_END (not logged in compact mode, as
+ * nbtree's); fbto_version (the primary's page is even again after
  * each change, redo leaves it odd).
  */
 void
@@ -917,6 +918,6 @@ fbt_mask(char *pagedata, BlockNumber blkno)
 	opaque->fbto_version = 0;
 	if (P_ISLEAF(opaque))
 		mask_lp_flags(page);
-	opaque->fbto_flags &= ~FBTP_HAS_GARBAGE;
+	opaque->fbto_flags &= ~(FBTP_HAS_GARBAGE | FBTP_SPLIT_END);
 	opaque->fbto_cycleid = 0;
 }

@@ -239,9 +239,9 @@ typedef struct xl_fbt_reuse_page
 
 /*
  * XLOG_FBT_META: no main data; block 0 the metapage, as a full image (its
- * data is a few dozen bytes).  Logged when VACUUM sets or clears
- * fbtm_vacuum_running and records fbtm_num_delpages
- * (_fbt_set_vacuum_running()).
+ * data is a few dozen bytes).  Logged when a VACUUM pass starts (a new
+ * cycle id in fbtm_vacuum_cycle) and ends (fbtm_num_delpages recorded):
+ * _fbt_start_vacuum(), _fbt_end_vacuum().
  */
 
 /* fbtxlog.c */
