@@ -37,6 +37,12 @@ ISOLATION_OPTS = --load-extension=fastbtree
 
 TAP_TESTS = 1
 
+# The build id the library reports (read-only setting fastbtree.build_id):
+# scripts/test.sh gives each run its own, to check that the server loads
+# the build under test and not one installed over it meanwhile.
+FBT_BUILD_ID ?= unnamed
+PG_CPPFLAGS += -DFBT_BUILD_ID='"$(FBT_BUILD_ID)"'
+
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)

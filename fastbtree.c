@@ -31,9 +31,18 @@ static relopt_kind fbt_relopt_kind;
 
 void		_PG_init(void);
 
+#ifndef FBT_BUILD_ID
+#define FBT_BUILD_ID "unnamed"
+#endif
+
+/* fastbtree.build_id and fastbtree.expect_build_id (scripts/test.sh) */
+static char *fbt_build_id = NULL;
+static char *fbt_expect_build_id = NULL;
+
 /*
  * _PG_init() -- register fastbtree's reloptions and GUCs when the library
- * loads.
+ * loads.  Warns (no error: the library works) when fastbtree.expect_build_id
+ * is set and is not this library's build id (scripts/test.sh).
  */
 void
 _PG_init(void)
@@ -59,6 +68,29 @@ _PG_init(void)
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
+	DefineCustomStringVariable("fastbtree.build_id",
+							   "The build id of the loaded fastbtree library (make FBT_BUILD_ID=...).",
+							   "scripts/test.sh names each build it tests, and checks this against it.",
+							   &fbt_build_id,
+							   FBT_BUILD_ID,
+							   PGC_INTERNAL,
+							   GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_FILE,
+							   NULL, NULL, NULL);
+	DefineCustomStringVariable("fastbtree.expect_build_id",
+							   "Testing: the build id the tests expect; a library of another build warns when it loads.",
+							   "Empty (the default): no check.",
+							   &fbt_expect_build_id,
+							   "",
+							   PGC_SUSET,
+							   GUC_NOT_IN_SAMPLE,
+							   NULL, NULL, NULL);
+	if (fbt_expect_build_id[0] != '\0' &&
+		strcmp(fbt_expect_build_id, FBT_BUILD_ID) != 0)
+		ereport(WARNING,
+				(errmsg("fastbtree library of build \"%s\" loaded, but fastbtree.expect_build_id is \"%s\"",
+						FBT_BUILD_ID, fbt_expect_build_id),
+				 errdetail("Another build of fastbtree was installed over the one under test."),
+				 errhint("Run the tests again when nothing else installs fastbtree.")));
 	DefineCustomBoolVariable("fastbtree.recent_buffers",
 							 "Pins internal pages through the buffer each was last found in, without a buffer-mapping lookup.",
 							 "Off: every page is pinned through ReadBuffer(), as btree does.",

@@ -41,6 +41,13 @@
 # the isolation tests' to DIR/isolation, to update an expected file after a
 # deliberate change (review the diff).
 #
+# Each run builds the library with a build id of its own (make
+# FBT_BUILD_ID=..., reported by the read-only setting fastbtree.build_id)
+# and sets fastbtree.expect_build_id to it in every cluster: another build
+# installed over this one during the run (a "make install" elsewhere) makes
+# each backend that loads it warn, and the check before each suite and
+# after the last prints one line naming the cause and counts one failure.
+#
 # The last line of output is "N passed, N failed", counting pg_regress and
 # isolation tests, TAP test files and (in a full run) one check that every
 # shell script parses; a suite that could not run counts all
@@ -59,6 +66,8 @@ ONLY_ISOLATION=
 ONLY_TAP=
 SETTINGS=
 SAVE_RESULTS=
+BUILD_ID="test-$(date -u +%Y%m%dT%H%M%S)-$$"
+BUILD_REPLACED=no
 WORK=
 CLUSTER_STARTED=no
 PASSED=0
@@ -184,6 +193,22 @@ run_pg_regress_suite()
 			tail -n 200 "$WORK/server.log"
 			echo "===== end of server log ====="
 		fi
+	fi
+}
+
+# check_build WHEN: a backend started now loads this run's build of the
+# library; if not, say so once (one line) and count one failure
+check_build()
+{
+	local id
+
+	[ "$BUILD_REPLACED" = no ] || return 0
+	id=$(as_user psql -X -q -A -t -d postgres -c "LOAD 'fastbtree'" \
+		-c "SHOW fastbtree.build_id" 2>&1 | tail -n 1)
+	if [ "$id" != "$BUILD_ID" ]; then
+		BUILD_REPLACED=yes
+		FAILED=$((FAILED + 1))
+		log "FAILED $1: the installed fastbtree library is not this run's build (it reports \"$id\", this run built \"$BUILD_ID\"): another build was installed over it during the run, so the failures may come from that and not from the tests"
 	fi
 }
 
@@ -316,10 +341,10 @@ main()
 	log "source $SRC_DIR, work directory $WORK, $("$PG_CONFIG" --version)"
 
 	log "building with PG_CFLAGS=\"$TEST_CFLAGS\""
-	(cd "$WORK/src" && as_user make -j"$(nproc)" PG_CONFIG="$PG_CONFIG" PG_CFLAGS="$TEST_CFLAGS") ||
+	(cd "$WORK/src" && as_user make -j"$(nproc)" PG_CONFIG="$PG_CONFIG" PG_CFLAGS="$TEST_CFLAGS" FBT_BUILD_ID="$BUILD_ID") ||
 		abort_all "build"
-	log "installing into $("$PG_CONFIG" --pkglibdir) and $("$PG_CONFIG" --sharedir)/extension"
-	(cd "$WORK/src" && make install PG_CONFIG="$PG_CONFIG" PG_CFLAGS="$TEST_CFLAGS") ||
+	log "installing build $BUILD_ID into $("$PG_CONFIG" --pkglibdir) and $("$PG_CONFIG" --sharedir)/extension"
+	(cd "$WORK/src" && make install PG_CONFIG="$PG_CONFIG" PG_CFLAGS="$TEST_CFLAGS" FBT_BUILD_ID="$BUILD_ID") ||
 		abort_all "make install"
 
 	port=$(pick_port) || abort_all "finding a free port"
@@ -358,11 +383,12 @@ main()
 			*) abort_all "--set: '$setting' is not NAME=VALUE" ;;
 		esac
 	done
-	chmod a+r "$WORK/settings.conf"
 	if [ -s "$WORK/settings.conf" ]; then
 		log "extra settings: $(tr '\n' ' ' <"$WORK/settings.conf")"
-		cat "$WORK/settings.conf" >>"$WORK/data/postgresql.conf"
 	fi
+	echo "fastbtree.expect_build_id = '$BUILD_ID'" >>"$WORK/settings.conf"
+	chmod a+r "$WORK/settings.conf"
+	cat "$WORK/settings.conf" >>"$WORK/data/postgresql.conf"
 	CLUSTER_STARTED=yes
 	as_user pg_ctl start -D "$WORK/data" -l "$WORK/server.log" -w -t 120 >/dev/null ||
 		{ cat "$WORK/server.log"; abort_all "starting the test cluster"; }
@@ -380,6 +406,7 @@ main()
 		tap_vars=("PROVE_TESTS=$ONLY_TAP")
 	fi
 
+	check_build "before the suites"
 	if [ "$nregress" -gt 0 ]; then
 		run_pg_regress_suite regress "$nregress" "$WORK/src/regression.diffs" ISOLATION= TAP_TESTS= "${regress_vars[@]}"
 	else
@@ -390,6 +417,7 @@ main()
 			log "pg_regress outputs copied to $SAVE_RESULTS"
 	fi
 	if [ "$nisolation" -gt 0 ]; then
+		check_build "before the isolation tests"
 		run_pg_regress_suite isolation "$nisolation" "$WORK/src/output_iso/regression.diffs" REGRESS= TAP_TESTS= "${isolation_vars[@]}"
 		if [ -n "$SAVE_RESULTS" ] && [ -d "$WORK/src/output_iso/results" ]; then
 			mkdir -p "$SAVE_RESULTS/isolation" &&
@@ -400,10 +428,12 @@ main()
 		log "no isolation tests (specs/*.spec)"
 	fi
 	if [ "$ntap" -gt 0 ]; then
+		check_build "before the TAP tests"
 		run_tap_suite "$ntap" "${tap_vars[@]}"
 	else
 		log "no TAP tests (t/*.pl)"
 	fi
+	check_build "after the suites"
 	[ "$ONLY" = yes ] || check_shell_syntax
 
 	finish
