@@ -367,6 +367,9 @@ fbtcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	List	   *bound;
 	int			nfilter = 0;
 
+	/* quals on operators btree's family has and ours lacks stay filters */
+	_fbt_drop_foreign_indexclauses(path);
+
 	/* PostgreSQL 15's executor takes row comparisons from btree only */
 	if (FBT_EXECUTOR_ROWCOMPARE_NEEDS_BTREE)
 		_fbt_relax_rowcompares(root, path);

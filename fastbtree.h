@@ -952,6 +952,7 @@ extern int	fbtgettreeheight(Relation rel);
 extern bool fbt_plan_as_btree;
 extern void _fbt_planner_init(void);
 extern void _fbt_relax_rowcompares(PlannerInfo *root, IndexPath *path);
+extern void _fbt_drop_foreign_indexclauses(IndexPath *path);
 
 /* fbtcompare.c */
 extern bool fbt_fast_compare;

@@ -26,12 +26,19 @@
  * An index is rewritten only when every key column's family is mirrored:
  * the btree family the planner already found ordering that column
  * (IndexOptInfo.sortopfamily, from the family's "<" operator) must have
- * exactly the operators of ours, with the same types and strategies, and
- * ours a comparison proc (support proc 1) for each operator's types, which
- * the scan keys of any qual the planner then builds need.  The answer is
- * cached per (our family, btree family) and forgotten whenever pg_amop or
- * pg_amproc changes.  fastbtree.plan_as_btree = off leaves every
- * IndexOptInfo as core built it.
+ * every operator of ours, with the same types and strategies, and ours a
+ * comparison proc (support proc 1) for each of its operators' types, which
+ * the scan keys of any qual the planner then builds need.  btree's family
+ * may have more (an ALTER OPERATOR FAMILY ... USING btree ADD of a user's,
+ * as PostgreSQL's own equivclass test does to integer_ops): the planner
+ * could then match a qual whose operator fastbtree's family lacks, and
+ * fastbtree cannot run it as a scan key, so fbtcostestimate() takes such
+ * an IndexClause out of the path before pricing it
+ * (_fbt_drop_foreign_indexclauses()): the qual stays a filter, as on an
+ * index that had no such operator.  The answer is cached per (our family,
+ * btree family) and forgotten whenever pg_amop or pg_amproc changes.
+ * fastbtree.plan_as_btree = off leaves every IndexOptInfo as core built
+ * it.
  *
  * Until PostgreSQL 17 the executor accepts a row comparison as an index
  * qual only from an index whose relcache entry says btree (nodeIndexscan.c,
@@ -45,6 +52,7 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/stratnum.h"
 #include "catalog/pg_am.h"
@@ -93,16 +101,16 @@ _fbt_mirror_cache_inval(Datum arg, int cacheid, uint32 hashvalue)
 }
 
 /*
- * Does our operator family ourfamily hold exactly the operators of btree
- * family btfamily, each under the same (left type, right type, strategy),
- * with a comparison proc for those types?  The member lists come from the
+ * Does btree family btfamily hold every operator of our operator family
+ * ourfamily (which has at least one), each under the same (left type,
+ * right type, strategy), and ours a comparison proc for each operator's
+ * types?  btfamily may hold more.  The member lists come from the
  * syscache.  No locks; errors only from the catalog lookups.
  */
 static bool
 _fbt_family_mirrors_uncached(Oid ourfamily, Oid btfamily)
 {
 	CatCList   *ours;
-	CatCList   *theirs;
 	bool		mirrors;
 	int			i;
 	HeapTuple	famtup;
@@ -116,14 +124,13 @@ _fbt_family_mirrors_uncached(Oid ourfamily, Oid btfamily)
 	if (btmethod != BTREE_AM_OID)
 		return false;
 	ours = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(ourfamily));
-	theirs = SearchSysCacheList1(AMOPSTRATEGY, ObjectIdGetDatum(btfamily));
-	mirrors = ours->n_members == theirs->n_members && ours->n_members > 0;
-	for (i = 0; mirrors && i < theirs->n_members; i++)
+	mirrors = ours->n_members > 0;
+	for (i = 0; mirrors && i < ours->n_members; i++)
 	{
-		Form_pg_amop amop = (Form_pg_amop) GETSTRUCT(&theirs->members[i]->tuple);
+		Form_pg_amop amop = (Form_pg_amop) GETSTRUCT(&ours->members[i]->tuple);
 
 		if (amop->amoppurpose != AMOP_SEARCH ||
-			get_opfamily_member(ourfamily, amop->amoplefttype,
+			get_opfamily_member(btfamily, amop->amoplefttype,
 								amop->amoprighttype, amop->amopstrategy) !=
 			amop->amopopr ||
 			!OidIsValid(get_opfamily_proc(ourfamily, amop->amoplefttype,
@@ -131,7 +138,6 @@ _fbt_family_mirrors_uncached(Oid ourfamily, Oid btfamily)
 										  FBTORDER_PROC)))
 			mirrors = false;
 	}
-	ReleaseSysCacheList(theirs);
 	ReleaseSysCacheList(ours);
 	return mirrors;
 }
@@ -271,6 +277,94 @@ _fbt_relax_rowcompares(PlannerInfo *root, IndexPath *path)
 	foreach(lc, path->indexclauses)
 		_fbt_relax_rowcompare(root, path->indexinfo,
 							  lfirst_node(IndexClause, lc));
+}
+
+/* Is every operator of indexqual rinfo, an index qual on column indexcol
+ * (or the columns indexcols, for a row comparison), in irel's families? */
+static bool
+_fbt_qual_in_families(Relation irel, RestrictInfo *rinfo, int indexcol,
+					  List *indexcols)
+{
+	Node	   *clause = (Node *) rinfo->clause;
+
+	if (IsA(clause, OpExpr))
+		return op_in_opfamily(((OpExpr *) clause)->opno,
+							  irel->rd_opfamily[indexcol]);
+	if (IsA(clause, ScalarArrayOpExpr))
+		return op_in_opfamily(((ScalarArrayOpExpr *) clause)->opno,
+							  irel->rd_opfamily[indexcol]);
+	if (IsA(clause, RowCompareExpr))
+	{
+		RowCompareExpr *rc = (RowCompareExpr *) clause;
+		ListCell   *lo;
+		int			i = 0;
+
+		foreach(lo, rc->opnos)
+		{
+			int			col = indexcols != NIL ?
+				list_nth_int(indexcols, i) : indexcol;
+
+			if (col < 0 || col >= IndexRelationGetNumberOfKeyAttributes(irel) ||
+				!op_in_opfamily(lfirst_oid(lo), irel->rd_opfamily[col]))
+				return false;
+			i++;
+		}
+		return true;
+	}
+	/* IS NULL, IS NOT NULL: no operator */
+	return true;
+}
+
+/*
+ * _fbt_drop_foreign_indexclauses() -- take out of path, an index path on a
+ * fastbtree index that the planner is building, every IndexClause with an
+ * index qual whose operator is in the btree family the planner used
+ * (fbtplanner.c presents the index with btree's families) but not in the
+ * index's own family (see the file header).  Such a clause then stays a
+ * filter of the scan (createplan.c filters with every restriction clause
+ * not among the path's index clauses).  Called by fbtcostestimate() before
+ * it prices the path; does nothing for an index the hook left alone.  The
+ * path gets a list of its own; IndexClauses shared with other paths are not
+ * changed.  The index is locked by the planner (opened with NoLock).  No
+ * errors of its own.
+ */
+void
+_fbt_drop_foreign_indexclauses(IndexPath *path)
+{
+	IndexOptInfo *index = path->indexinfo;
+	Relation	irel;
+	List	   *kept = NIL;
+	bool		dropped = false;
+	ListCell   *lc;
+
+	if (index->relam != BTREE_AM_OID || index->hypothetical)
+		return;
+	irel = index_open(index->indexoid, NoLock);
+	foreach(lc, path->indexclauses)
+	{
+		IndexClause *iclause = lfirst_node(IndexClause, lc);
+		bool		ok = true;
+		ListCell   *lq;
+
+		foreach(lq, iclause->indexquals)
+		{
+			if (!_fbt_qual_in_families(irel, lfirst_node(RestrictInfo, lq),
+									   iclause->indexcol, iclause->indexcols))
+			{
+				ok = false;
+				break;
+			}
+		}
+		if (ok)
+			kept = lappend(kept, iclause);
+		else
+			dropped = true;
+	}
+	index_close(irel, NoLock);
+	if (dropped)
+		path->indexclauses = kept;
+	else
+		list_free(kept);
 }
 
 /*
