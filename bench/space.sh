@@ -4,7 +4,8 @@
 #	Index size, btree against fastbtree, on the workloads of issue 11
 #	(space and maintenance parity): builds and inserts with unique and
 #	low-cardinality keys, a 90% range delete with VACUUM and reinsert, a
-#	queue, and update churn.
+#	queue, the last two again with a VACUUM cancelled in its index pass
+#	(issue 26, item 2), and update churn.
 #
 # Run as root after scripts/install-deps.sh.  Builds the extension into
 # its work directory and runs a throwaway cluster, as bench/run.sh (see
@@ -53,7 +54,7 @@ usage()
 	  --keep            keep the cluster (running) and its work directory
 	  --help            show this help
 
-	Takes about 2 minutes with the default rows on 2 cores.
+	Takes about 4 minutes with the default rows on 2 cores.
 	EOF
 }
 
@@ -158,6 +159,37 @@ record_blocks()
 	log "$label: btree $b, $FBT_AM $f index blocks"
 }
 
+# cancel_vacuum_both: on each side, a VACUUM of the step's table slowed
+# down by vacuum_cost_delay and cancelled (pg_cancel_backend) a moment after
+# pg_stat_progress_vacuum shows it vacuuming the index; counts in
+# CANCELLED[0] (btree) and CANCELLED[1] the VACUUMs that the cancel ended
+# (one may also finish first, on a fast machine)
+cancel_vacuum_both()
+{
+	local am t pid vpid i side=0
+
+	for am in btree "$FBT_AM"; do
+		t=$(side_table "$am")
+		as_user psql -X -q -v ON_ERROR_STOP=1 -c "SET vacuum_cost_delay = '5ms'" \
+			-c "SET vacuum_cost_limit = 100" -c "VACUUM $t" >/dev/null 2>&1 &
+		pid=$!
+		for i in $(seq 1 6000); do
+			kill -0 "$pid" 2>/dev/null || break
+			vpid=$(psql_q "SELECT pid FROM pg_stat_progress_vacuum
+				WHERE relid = '$t'::regclass AND phase = 'vacuuming indexes'")
+			if [ -n "$vpid" ]; then
+				sleep 0.2
+				psql_q "SELECT pg_cancel_backend($vpid)" >/dev/null
+				break
+			fi
+			sleep 0.01
+		done
+		# a failed status: the VACUUM ended in an error (the cancel)
+		wait "$pid" || CANCELLED[side]=$((CANCELLED[side] + 1))
+		side=$((side + 1))
+	done
+}
+
 run_steps()
 {
 	local n=$ROWS half=$((ROWS / 2)) c
@@ -217,6 +249,36 @@ run_steps()
 	done
 	record_blocks "queue: min(k), index blocks" "<= 2.00" \
 		"SELECT min(k) FROM %T%"
+
+	STEP=qc
+	log "queue with VACUUM cancelled mid-pass: $half live rows, $((n / 4)) turned over per cycle"
+	both "CREATE TABLE %T% (k int8, pad text) WITH (autovacuum_enabled = off);
+		INSERT INTO %T% SELECT i, 'payload' FROM generate_series(1, $half) i;
+		CREATE INDEX %T%_k ON %T% USING %AM% (k);"
+	CANCELLED=(0 0)
+	for c in $(seq 1 6); do
+		both "DELETE FROM %T% WHERE k <= (SELECT min(k) FROM %T%) + $((n / 4)) - 1"
+		cancel_vacuum_both
+		both "INSERT INTO %T% SELECT (SELECT max(k) FROM %T%) + i, 'payload' FROM generate_series(1, $((n / 4))) i" \
+			"VACUUM %T%"
+		if [ "$c" -eq 1 ] || [ "$c" -eq 6 ]; then
+			record "queue, VACUUM cancelled mid-pass each cycle, after cycle $c" "<= 1.05"
+		fi
+	done
+	TABLE_ROWS+=("| queue, VACUUMs cancelled in the index pass | ${CANCELLED[0]} of 6 | ${CANCELLED[1]} of 6 | | 6 of 6 |")
+
+	STEP=rc
+	log "delete 90% by key range, VACUUM, VACUUM cancelled mid-pass, reinsert"
+	both "CREATE TABLE %T% (k int4, pad int4) WITH (autovacuum_enabled = off);
+		INSERT INTO %T% SELECT i, i FROM generate_series(1, $n) i;
+		CREATE INDEX %T%_k ON %T% USING %AM% (k);"
+	both "DELETE FROM %T% WHERE k <= $((n * 9 / 10))" "VACUUM %T%" \
+		"DELETE FROM %T% WHERE k % 10 = 0"
+	CANCELLED=(0 0)
+	cancel_vacuum_both
+	both "INSERT INTO %T% SELECT i, i FROM generate_series($((n + 1)), $((n + n * 9 / 10))) i;"
+	record "range delete, VACUUM cancelled mid-pass, reinserted $((n * 9 / 10))" "<= 1.05"
+	TABLE_ROWS+=("| range delete, VACUUM cancelled in the index pass | ${CANCELLED[0]} of 1 | ${CANCELLED[1]} of 1 | | 1 of 1 |")
 
 	STEP=c
 	log "update churn: $((n / 10)) rows, 10 rounds of non-HOT updates"
