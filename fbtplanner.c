@@ -48,24 +48,44 @@
  * that the row comparison itself stays as a filter, before it prices the
  * path (_fbt_relax_rowcompares()).
  *
+ * Since PostgreSQL 18 a unique fastbtree index serves as an INSERT ... ON
+ * CONFLICT arbiter, but an inference clause that names an operator class,
+ * ON CONFLICT (k, f text_pattern_ops), never matched it: parse analysis
+ * looks the name up among btree's classes, and the planner's inference
+ * (infer_arbiter_indexes()) compares that class's family with the index's
+ * own.  planner_hook (_fbt_planner()) puts, in each such element, the
+ * fastbtree class of the same name in its place when the table has a
+ * unique fastbtree index with that class and no index with btree's, so
+ * the same statement finds the same index as on a btree twin.  The hook
+ * runs only once this library is loaded in the session (by any use of a
+ * fastbtree index, or session_preload_libraries); README, "Differences".
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/table.h"
 #include "access/stratnum.h"
 #include "catalog/pg_am.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_amop.h"
+#include "catalog/pg_index.h"
+#include "catalog/pg_opclass.h"
+#include "commands/defrem.h"
 #include "catalog/pg_opfamily.h"
 #include "nodes/makefuncs.h"
 #include "nodes/pathnodes.h"
 #include "optimizer/plancat.h"
+#include "optimizer/planner.h"
+#include "parser/parsetree.h"
 #include "optimizer/restrictinfo.h"
 #include "utils/catcache.h"
 #include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/relcache.h"
 #include "utils/syscache.h"
 
 #include "fastbtree.h"
@@ -367,10 +387,156 @@ _fbt_drop_foreign_indexclauses(IndexPath *path)
 		list_free(kept);
 }
 
+#if !FBT_CORE_UNIQUE_NEEDS_BTREE
+
+static planner_hook_type prev_planner_hook = NULL;
+
+/*
+ * The fastbtree operator class standing for btree class btclass in an ON
+ * CONFLICT inference element, or InvalidOid: same name and input type, in
+ * btree's class's schema or else found through the search path (as the
+ * class of a CREATE INDEX ... USING fastbtree naming it was).
+ */
+static Oid
+_fbt_mirror_opclass(Oid btclass, Oid fbtam)
+{
+	HeapTuple	tup;
+	Form_pg_opclass bt;
+	Oid			result = InvalidOid;
+
+	tup = SearchSysCache1(CLAOID, ObjectIdGetDatum(btclass));
+	if (!HeapTupleIsValid(tup))
+		return InvalidOid;
+	bt = (Form_pg_opclass) GETSTRUCT(tup);
+	if (bt->opcmethod == BTREE_AM_OID)
+	{
+		HeapTuple	ours;
+
+		ours = SearchSysCache3(CLAAMNAMENSP, ObjectIdGetDatum(fbtam),
+							   NameGetDatum(&bt->opcname),
+							   ObjectIdGetDatum(bt->opcnamespace));
+		if (HeapTupleIsValid(ours))
+		{
+			result = ((Form_pg_opclass) GETSTRUCT(ours))->oid;
+			ReleaseSysCache(ours);
+		}
+		else
+			result = OpclassnameGetOpcid(fbtam, NameStr(bt->opcname));
+		if (OidIsValid(result) && get_opclass_input_type(result) != bt->opcintype)
+			result = InvalidOid;
+	}
+	ReleaseSysCache(tup);
+	return result;
+}
+
+/* Does an index of indexoids have opclass among its columns' classes?
+ * With unique_only, only unique indexes count. */
+static bool
+_fbt_some_index_has_opclass(List *indexoids, Oid opclass, bool unique_only)
+{
+	ListCell   *lc;
+
+	foreach(lc, indexoids)
+	{
+		HeapTuple	tup;
+		Form_pg_index idx;
+		oidvector  *indclass;
+		int			i;
+		bool		found = false;
+
+		tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(lfirst_oid(lc)));
+		if (!HeapTupleIsValid(tup))
+			continue;
+		idx = (Form_pg_index) GETSTRUCT(tup);
+		if (!unique_only || idx->indisunique)
+		{
+			indclass = (oidvector *)
+				DatumGetPointer(SysCacheGetAttrNotNull(INDEXRELID, tup,
+													   Anum_pg_index_indclass));
+			for (i = 0; i < idx->indnkeyatts && !found; i++)
+				found = indclass->values[i] == opclass;
+		}
+		ReleaseSysCache(tup);
+		if (found)
+			return true;
+	}
+	return false;
+}
+
+/* The inference elements of query q, an INSERT ... ON CONFLICT (above) */
+static void
+_fbt_fix_inference(Query *q)
+{
+	RangeTblEntry *rte;
+	Relation	rel;
+	List	   *indexoids;
+	Oid			fbtam = InvalidOid;
+	ListCell   *lc;
+
+	rte = rt_fetch(q->resultRelation, q->rtable);
+	/* locked by parse analysis or AcquireRewriteLocks() */
+	rel = table_open(rte->relid, NoLock);
+	indexoids = RelationGetIndexList(rel);
+	table_close(rel, NoLock);
+	foreach(lc, q->onConflict->arbiterElems)
+	{
+		InferenceElem *elem = (InferenceElem *) lfirst(lc);
+		Oid			ours;
+
+		if (!IsA(elem, InferenceElem) || !OidIsValid(elem->inferopclass))
+			continue;
+		if (!OidIsValid(fbtam))
+			fbtam = get_index_am_oid("fastbtree", false);
+		ours = _fbt_mirror_opclass(elem->inferopclass, fbtam);
+		if (OidIsValid(ours) &&
+			!_fbt_some_index_has_opclass(indexoids, elem->inferopclass, false) &&
+			_fbt_some_index_has_opclass(indexoids, ours, true))
+			elem->inferopclass = ours;
+	}
+	list_free(indexoids);
+}
+
+/*
+ * planner_hook: see the file header.  Looks at the statement and its WITH
+ * queries (where a data-modifying statement may sit) for an INSERT ... ON
+ * CONFLICT whose inference names an operator class, and fixes those
+ * elements in place (the planner works on a copy of a cached query); then
+ * plans through the hook installed before ours or standard_planner().
+ * Errors: those of the planner.
+ */
+static PlannedStmt *
+_fbt_planner(Query *parse, const char *query_string, int cursorOptions,
+			 ParamListInfo boundParams)
+{
+	if (parse->commandType == CMD_INSERT && parse->onConflict != NULL &&
+		parse->onConflict->arbiterElems != NIL)
+		_fbt_fix_inference(parse);
+	if (parse->hasModifyingCTE)
+	{
+		ListCell   *lc;
+
+		foreach(lc, parse->cteList)
+		{
+			CommonTableExpr *cte = lfirst_node(CommonTableExpr, lc);
+			Query	   *cq = (Query *) cte->ctequery;
+
+			if (IsA(cq, Query) && cq->commandType == CMD_INSERT &&
+				cq->onConflict != NULL && cq->onConflict->arbiterElems != NIL)
+				_fbt_fix_inference(cq);
+		}
+	}
+	if (prev_planner_hook)
+		return prev_planner_hook(parse, query_string, cursorOptions,
+								 boundParams);
+	return standard_planner(parse, query_string, cursorOptions, boundParams);
+}
+
+#endif							/* !FBT_CORE_UNIQUE_NEEDS_BTREE */
+
 /*
  * _fbt_planner_init() -- from _PG_init(): define fastbtree.plan_as_btree,
- * install the planner hook (chaining one already installed) and the
- * pg_amop and pg_amproc invalidation callbacks of the mirror cache.  No
+ * install the get_relation_info and (since 18) planner hooks, chaining
+ * those already installed, and the pg_amop and pg_amproc invalidation callbacks of the mirror cache.  No
  * errors.
  */
 void
@@ -386,6 +552,10 @@ _fbt_planner_init(void)
 							 NULL, NULL, NULL);
 	prev_get_relation_info_hook = get_relation_info_hook;
 	get_relation_info_hook = _fbt_get_relation_info;
+#if !FBT_CORE_UNIQUE_NEEDS_BTREE
+	prev_planner_hook = planner_hook;
+	planner_hook = _fbt_planner;
+#endif
 	CacheRegisterSyscacheCallback(AMOPSTRATEGY, _fbt_mirror_cache_inval,
 								  (Datum) 0);
 	CacheRegisterSyscacheCallback(AMPROCNUM, _fbt_mirror_cache_inval,
