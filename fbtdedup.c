@@ -393,6 +393,8 @@ _fbt_dedup_apply(Page page, Page newpage, const FbtDedupInterval *intervals,
 	nopaque = FbtPageGetOpaque(newpage);
 	nopaque->fbto_prev = opaque->fbto_prev;
 	nopaque->fbto_next = opaque->fbto_next;
+	/* a VACUUM pass may still have to come back for this half of a split */
+	nopaque->fbto_cycleid = opaque->fbto_cycleid;
 	if (!P_RIGHTMOST(opaque))
 	{
 		ItemId		hiid = PageGetItemId(page, P_HIKEY);
