@@ -13,6 +13,7 @@ OBJS = \
 	fbtinspect.o \
 	fbtpage.o \
 	fbtpagedel.o \
+	fbtpin.o \
 	fbtplanner.o \
 	fbtscan.o \
 	fbtsearch.o \

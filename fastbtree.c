@@ -115,6 +115,14 @@ _PG_init(void)
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
+	DefineCustomBoolVariable("fastbtree.atomic_pins",
+							 "Pins hinted internal pages with one atomic operation on the buffer header, without its spinlock.",
+							 "Off: hinted pages are pinned through ReadRecentBuffer(), which takes the buffer header's spinlock for a buffer the backend has not pinned (before PostgreSQL 19). Has no effect without fastbtree.recent_buffers, or on PostgreSQL 19 and later.",
+							 &fbt_atomic_pins,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
 #ifdef USE_ASSERT_CHECKING
 	DefineCustomIntVariable("fastbtree.debug_stall_lock",
 							"Testing only: optimistic readers take and release this advisory lock between their two version reads.",
@@ -164,6 +172,14 @@ _PG_init(void)
 							PGC_SUSET,
 							0,
 							NULL, NULL, NULL);
+	DefineCustomBoolVariable("fastbtree.debug_vacuum_cleanup_internal",
+							 "Testing only: VACUUM also takes (and releases) a cleanup lock on every internal page it visits.",
+							 "Shows that a backend waiting for a cleanup lock is woken when an atomic pin is released.  Exists only in builds with assertions.",
+							 &fbt_debug_vacuum_cleanup_internal,
+							 false,
+							 PGC_SUSET,
+							 0,
+							 NULL, NULL, NULL);
 	DefineCustomBoolVariable("fastbtree.debug_pagedel_halfdead_only",
 							 "Testing only: VACUUM's page deletion stops after marking a leaf half-dead, as a crash between its two steps would leave it.",
 							 "Exists only in builds with assertions.",

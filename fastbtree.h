@@ -324,6 +324,8 @@ typedef struct FbtScanPins
 	int			npins;
 	BlockNumber blkno[FBT_MAX_SCAN_PINS];
 	Buffer		buf[FBT_MAX_SCAN_PINS];
+	int16		apin[FBT_MAX_SCAN_PINS];	/* atomic pin slot (fbtpin.c), or
+											 * FBT_APIN_NONE: a bufmgr pin */
 } FbtScanPins;
 
 /*
@@ -965,6 +967,7 @@ extern FbtUnlockedResult _fbt_search_inner_unlocked(FbtScanInsert key,
 extern bool fbt_recent_buffers;
 extern bool fbt_scan_pins;
 extern bool fbt_optimistic_reads;
+extern bool fbt_atomic_pins;
 #ifdef USE_ASSERT_CHECKING
 extern int	fbt_debug_stall_lock;
 extern int	fbt_debug_stall_level;
@@ -988,6 +991,7 @@ extern int	fbt_debug_stall_extend;
 extern int	fbt_debug_stall_getroot;
 extern int	fbt_debug_stall_vacuum;
 extern int	fbt_debug_stall_vacuum_block;
+extern bool fbt_debug_vacuum_cleanup_internal;
 extern void _fbt_debug_stall_at(int key);
 #define FBT_DEBUG_STALL(key) \
 	do { \
@@ -1110,14 +1114,15 @@ extern void _fbt_initmetapage(Page page, BlockNumber rootbknum, uint32 level,
 extern void _fbt_pageinit(Page page, uint32 level, uint16 flags);
 extern FbtMetaPageData *_fbt_getmeta(Relation rel, bool refresh);
 extern Buffer _fbt_getroot(Relation rel, int access, bool create,
-						   FbtScanPins *pins, bool *borrowed);
+						   FbtScanPins *pins, bool *borrowed, int *apin);
 extern bool _fbt_root_ok(uint16 flags, uint32 level, BlockNumber prev,
 						 BlockNumber next, uint32 rootlevel, bool refresh);
 extern Buffer _fbt_getbuf(Relation rel, BlockNumber blkno, int access);
 extern Buffer _fbt_pinbuf_read(Relation rel, FbtScanPins *pins,
 							   BlockNumber blkno, bool internal,
-							   bool *borrowed);
-extern void _fbt_drop_pin(FbtScanPins *pins, Buffer buf, bool borrowed);
+							   bool *borrowed, int *apin);
+extern void _fbt_drop_pin(FbtScanPins *pins, Buffer buf, bool borrowed,
+						  int apin);
 extern void _fbt_release_scan_pins(FbtScanPins *pins);
 extern void _fbt_heal_version(Buffer buf);
 extern void fbt_xact_callback(XactEvent event, void *arg);
@@ -1234,6 +1239,40 @@ extern void fbtadjustmembers(Oid opfamilyoid, Oid opclassoid,
 							 List *operators, List *functions);
 extern void _fbt_check_index_collations(Relation index);
 
+/* fbtpin.c */
+extern int	fbt_atomic_pin(Relation rel, BlockNumber blkno, Buffer buf);
+extern void fbt_atomic_unpin(int slot, Buffer buf);
+extern void fbt_atomic_lockbuf(Buffer buf, int mode);
+extern int	fbt_atomic_pins_held(void);
+extern BlockNumber FbtBufferGetBlockNumber(Buffer buf);
+
+/*
+ * _fbt_lockpin() -- LockBuffer(buf, mode) for a page pinned either way:
+ * apin is its atomic pin slot (fbt_atomic_pin()) or FBT_APIN_NONE for a
+ * buffer-manager pin.
+ */
+static inline void
+_fbt_lockpin(Buffer buf, int mode, int apin)
+{
+	if (apin != FBT_APIN_NONE)
+		fbt_atomic_lockbuf(buf, mode);
+	else
+		LockBuffer(buf, mode);
+}
+
+/*
+ * _fbt_unpin() -- release a pin taken either way (apin as for
+ * _fbt_lockpin()); the caller holds no content lock on buf.
+ */
+static inline void
+_fbt_unpin(Buffer buf, int apin)
+{
+	if (apin != FBT_APIN_NONE)
+		fbt_atomic_unpin(apin, buf);
+	else
+		ReleaseBuffer(buf);
+}
+
 /*
  * _fbt_pinbuf() -- pin block blkno of rel for a descent, without locking it.
  *
@@ -1243,7 +1282,13 @@ extern void _fbt_check_index_collations(Relation index);
  * and no buffer-manager call at all: the caller must not release it (the
  * scan does, at amendscan).  Else _fbt_pinbuf_read() pins it, and the pin
  * may go to pins (*borrowed set) or stay the caller's (*borrowed clear:
- * release it with ReleaseBuffer()).  The page is not checked: the caller
+ * release it with _fbt_unpin()).  apin: NULL when the caller needs a
+ * buffer-manager pin (it hands the buffer to code that calls bufmgr);
+ * else *apin is set to the pin's atomic slot (fbtpin.c) or FBT_APIN_NONE,
+ * and the caller locks the page with _fbt_lockpin().  An internal page is
+ * pinned atomically when apin is given, fastbtree.atomic_pins and
+ * fastbtree.recent_buffers are on and its hint holds it; otherwise
+ * through the buffer manager.  The page is not checked: the caller
  * locks it and runs _fbt_checkpage(), or reads it optimistically.  The
  * reuse is counted as the pin btree takes would be: a fetch and a hit in
  * the relation's statistics (pg_statio), a shared hit in the buffer usage
@@ -1252,7 +1297,7 @@ extern void _fbt_check_index_collations(Relation index);
  */
 static inline Buffer
 _fbt_pinbuf(Relation rel, FbtScanPins *pins, BlockNumber blkno,
-			bool internal, bool *borrowed)
+			bool internal, bool *borrowed, int *apin)
 {
 	_fbt_check_link(rel, blkno);
 	if (pins != NULL && internal)
@@ -1261,8 +1306,11 @@ _fbt_pinbuf(Relation rel, FbtScanPins *pins, BlockNumber blkno,
 
 		for (i = 0; i < pins->npins; i++)
 		{
-			if (pins->blkno[i] == blkno)
+			if (pins->blkno[i] == blkno &&
+				(apin != NULL || pins->apin[i] == FBT_APIN_NONE))
 			{
+				if (apin != NULL)
+					*apin = pins->apin[i];
 				fbt_stats.scan_pin_reuses++;
 				pgstat_count_buffer_read(rel);
 				pgstat_count_buffer_hit(rel);
@@ -1272,7 +1320,7 @@ _fbt_pinbuf(Relation rel, FbtScanPins *pins, BlockNumber blkno,
 			}
 		}
 	}
-	return _fbt_pinbuf_read(rel, pins, blkno, internal, borrowed);
+	return _fbt_pinbuf_read(rel, pins, blkno, internal, borrowed, apin);
 }
 
 #endif							/* FASTBTREE_H */

@@ -413,4 +413,37 @@ fbt_extend_locked(Relation rel)
 #endif
 }
 
+/*
+ * Atomic pins (fbtpin.c, README.design "Pins"): pinning a hinted shared
+ * buffer with one compare-and-swap relies on the buffer-state protocol of
+ * PostgreSQL 15 to 18 (fbtpin.c's header).  PostgreSQL 19's
+ * ReadRecentBuffer() pins that way itself, and its buffer internals
+ * change: there the module pins nothing and callers use ReadRecentBuffer().
+ */
+#define FBT_HAVE_ATOMIC_PIN		(PG_VERSION_NUM < 190000)
+#define FBT_APIN_NONE			(-1)
+
+/* The buffer tag of rel's main-fork block blkno; only fbtpin.c uses them */
+#ifdef BUFMGR_INTERNALS_H
+static inline void
+fbt_init_buffer_tag(BufferTag *tag, Relation rel, BlockNumber blkno)
+{
+#if PG_VERSION_NUM >= 160000
+	InitBufferTag(tag, &rel->rd_locator, MAIN_FORKNUM, blkno);
+#else
+	INIT_BUFFERTAG(*tag, rel->rd_node, MAIN_FORKNUM, blkno);
+#endif
+}
+
+static inline bool
+fbt_buffer_tags_equal(const BufferTag *a, const BufferTag *b)
+{
+#if PG_VERSION_NUM >= 160000
+	return BufferTagsEqual(a, b);
+#else
+	return BUFFERTAGS_EQUAL(*a, *b);
+#endif
+}
+#endif							/* BUFMGR_INTERNALS_H */
+
 #endif							/* FBTCOMPAT_H */

@@ -213,7 +213,11 @@ _fbt_bad_root(Relation rel, BlockNumber rootblkno, uint32 rootlevel)
  * an exclusive metapage lock held meanwhile); otherwise return
  * InvalidBuffer for an empty index.  pins: the scan's lifetime pins or
  * NULL (_fbt_pinbuf()); *borrowed tells whether the buffer returned belongs
- * to them (then the caller unlocks it but must not release it).
+ * to them (then the caller unlocks it but must not release it).  apin:
+ * NULL when the caller needs a buffer-manager pin; else an internal root
+ * may be pinned atomically, *apin then holds the slot (FBT_APIN_NONE for
+ * a buffer-manager pin) and the caller unlocks and releases the root with
+ * _fbt_lockpin() and _fbt_unpin() (or _fbt_drop_pin()).
  *
  * The root found through the cached metapage is validated on arrival by
  * _fbt_root_ok(); if refused, the metapage is read again.  The root it
@@ -226,11 +230,15 @@ _fbt_bad_root(Relation rel, BlockNumber rootblkno, uint32 rootlevel)
  */
 Buffer
 _fbt_getroot(Relation rel, int access, bool create, FbtScanPins *pins,
-			 bool *borrowed)
+			 bool *borrowed, int *apin)
 {
 	bool		refresh = false;
+	int			lapin = FBT_APIN_NONE;
+	int		   *lapinp = apin != NULL ? &lapin : NULL;
 
 	*borrowed = false;
+	if (apin != NULL)
+		*apin = FBT_APIN_NONE;
 	for (;;)
 	{
 		FbtMetaPageData *metad = _fbt_getmeta(rel, refresh);
@@ -286,8 +294,9 @@ _fbt_getroot(Relation rel, int access, bool create, FbtScanPins *pins,
 		if (refresh)
 			FBT_DEBUG_STALL(fbt_debug_stall_getroot);
 #endif
-		rootbuf = _fbt_pinbuf(rel, pins, rootblkno, rootlevel > 0, borrowed);
-		LockBuffer(rootbuf, rootlevel == 0 ? access : FBT_READ);
+		rootbuf = _fbt_pinbuf(rel, pins, rootblkno, rootlevel > 0, borrowed,
+							  lapinp);
+		_fbt_lockpin(rootbuf, rootlevel == 0 ? access : FBT_READ, lapin);
 		_fbt_checkpage(rel, rootbuf);
 		opaque = FbtPageGetOpaque(BufferGetPage(rootbuf));
 
@@ -303,11 +312,14 @@ _fbt_getroot(Relation rel, int access, bool create, FbtScanPins *pins,
 		{
 			BlockNumber next = opaque->fbto_next;
 
-			LockBuffer(rootbuf, BUFFER_LOCK_UNLOCK);
-			_fbt_drop_pin(pins, rootbuf, *borrowed);
+			_fbt_lockpin(rootbuf, BUFFER_LOCK_UNLOCK, lapin);
+			_fbt_drop_pin(pins, rootbuf, *borrowed, lapin);
+			lapin = FBT_APIN_NONE;
+			*borrowed = false;
 			CHECK_FOR_INTERRUPTS();
-			rootbuf = _fbt_pinbuf(rel, pins, next, rootlevel > 0, borrowed);
-			LockBuffer(rootbuf, rootlevel == 0 ? access : FBT_READ);
+			rootbuf = _fbt_pinbuf(rel, pins, next, rootlevel > 0, borrowed,
+								  lapinp);
+			_fbt_lockpin(rootbuf, rootlevel == 0 ? access : FBT_READ, lapin);
 			_fbt_checkpage(rel, rootbuf);
 			opaque = FbtPageGetOpaque(BufferGetPage(rootbuf));
 			rootblkno = next;
@@ -318,6 +330,8 @@ _fbt_getroot(Relation rel, int access, bool create, FbtScanPins *pins,
 		{
 			if (rootlevel > 0)
 				_fbt_heal_version(rootbuf);
+			if (apin != NULL)
+				*apin = lapin;
 			return rootbuf;
 		}
 
@@ -327,8 +341,9 @@ _fbt_getroot(Relation rel, int access, bool create, FbtScanPins *pins,
 		 * as a leaf would otherwise stay pinned, and VACUUM's cleanup lock
 		 * on it would wait for the scan to end).
 		 */
-		LockBuffer(rootbuf, BUFFER_LOCK_UNLOCK);
-		_fbt_drop_pin(pins, rootbuf, *borrowed);
+		_fbt_lockpin(rootbuf, BUFFER_LOCK_UNLOCK, lapin);
+		_fbt_drop_pin(pins, rootbuf, *borrowed, lapin);
+		lapin = FBT_APIN_NONE;
 		*borrowed = false;
 		if (refresh)
 			_fbt_bad_root(rel, rootblkno, rootlevel);
@@ -396,7 +411,7 @@ _fbt_checkpage_failed(Relation rel, Buffer buf)
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" contains unexpected zero page at block %u",
 						RelationGetRelationName(rel),
-						BufferGetBlockNumber(buf)),
+						FbtBufferGetBlockNumber(buf)),
 				 errhint("Please REINDEX it.")));
 	if (phdr->pd_special != BLCKSZ - MAXALIGN(sizeof(FbtPageOpaqueData)) ||
 		FbtPageGetOpaque(page)->fbto_page_id != FBT_PAGE_ID)
@@ -404,7 +419,7 @@ _fbt_checkpage_failed(Relation rel, Buffer buf)
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" contains corrupted page at block %u",
 						RelationGetRelationName(rel),
-						BufferGetBlockNumber(buf)),
+						FbtBufferGetBlockNumber(buf)),
 				 errhint("Please REINDEX it.")));
 
 	opaque = FbtPageGetOpaque(page);
@@ -413,7 +428,7 @@ _fbt_checkpage_failed(Relation rel, Buffer buf)
 		phdr->pd_upper > phdr->pd_special)
 		problem = "pd_lower, pd_upper and pd_special are out of order";
 	else if (((opaque->fbto_flags & FBTP_META) != 0) !=
-			 (BufferGetBlockNumber(buf) == FBT_METAPAGE))
+			 (FbtBufferGetBlockNumber(buf) == FBT_METAPAGE))
 		problem = "the metapage flag is set on a page other than block 0, or missing on block 0";
 	else if (opaque->fbto_flags & FBTP_META)
 		return;
@@ -427,7 +442,7 @@ _fbt_checkpage_failed(Relation rel, Buffer buf)
 			(errcode(ERRCODE_INDEX_CORRUPTED),
 			 errmsg("index \"%s\" contains corrupted page at block %u",
 					RelationGetRelationName(rel),
-					BufferGetBlockNumber(buf)),
+					FbtBufferGetBlockNumber(buf)),
 			 errdetail("In the page header: %s (pd_lower %u, pd_upper %u, pd_special %u).",
 					   problem, phdr->pd_lower, phdr->pd_upper,
 					   phdr->pd_special),
@@ -455,7 +470,7 @@ _fbt_corrupt_item(Relation rel, Buffer buf, OffsetNumber offnum,
 			(errcode(ERRCODE_INDEX_CORRUPTED),
 			 errmsg("index \"%s\" contains a corrupted item at block %u, offset %u",
 					RelationGetRelationName(rel),
-					BufferGetBlockNumber(buf), offnum),
+					FbtBufferGetBlockNumber(buf), offnum),
 			 detail ? errdetail("%s.", detail) :
 			 iid ? errdetail("Line pointer (offset %u, length %u, flags %u) or tuple length out of the page's bounds (pd_upper %u, pd_special %u).",
 							 ItemIdGetOffset(iid), ItemIdGetLength(iid),
@@ -506,36 +521,63 @@ fbt_xact_callback(XactEvent event, void *arg)
 /*
  * Pin block blkno of rel, through its recent-buffer hint when it has one
  * that still holds the block (no buffer-mapping lookup), else through
- * ReadBuffer().  A hit is counted in the relation's statistics as
- * ReadBuffer() would count it (a fetch and a hit), so pg_statio_*_indexes
- * read the same either way.
+ * ReadBuffer().  apin: NULL for a buffer-manager pin; else, for an
+ * internal page the caller locks only with _fbt_lockpin(), *apin receives
+ * the atomic pin's slot when the hinted buffer could be pinned atomically
+ * (fastbtree.atomic_pins; fbtpin.c), FBT_APIN_NONE otherwise.  A hit is
+ * counted in the relation's statistics as ReadBuffer() would count it (a
+ * fetch and a hit), so pg_statio_*_indexes read the same either way.
  */
 static inline Buffer
-_fbt_readbuf(Relation rel, BlockNumber blkno)
+_fbt_readbuf(Relation rel, BlockNumber blkno, int *apin)
 {
+	if (apin != NULL)
+		*apin = FBT_APIN_NONE;
 	if (fbt_recent_buffers && rel->rd_amcache != NULL)
 	{
 		FbtBufferHint *hint =
 			&((FbtAmCache *) rel->rd_amcache)->hints[blkno % FBT_NHINTS];
 
-		/*
-		 * Every FBT_HINT_REFRESH-th use of a hint goes through ReadBuffer()
-		 * anyway: on PostgreSQL 15 a ReadRecentBuffer() hit on a buffer we
-		 * have not pinned does not raise its usage count, so a root read
-		 * only through hints would look cold to the clock sweep and be
-		 * evicted before btree's under buffer pressure.
-		 */
-		if (hint->blkno == blkno &&
-			(++hint->uses % FBT_HINT_REFRESH) != 0)
+		if (hint->blkno == blkno)
 		{
-			if (ReadRecentBuffer(FbtRelFileId(rel), MAIN_FORKNUM, blkno, hint->buf))
+			/*
+			 * The atomic pin raises the usage count as ReadBuffer() does
+			 * (PinBuffer()); a hint it finds stale is replaced below.
+			 */
+			if (apin != NULL && fbt_atomic_pins && FBT_HAVE_ATOMIC_PIN)
 			{
-				pgstat_count_buffer_read(rel);
-				pgstat_count_buffer_hit(rel);
-				fbt_stats.recent_hits++;
-				return hint->buf;
+				*apin = fbt_atomic_pin(rel, blkno, hint->buf);
+				if (*apin != FBT_APIN_NONE)
+				{
+					pgstat_count_buffer_read(rel);
+					pgstat_count_buffer_hit(rel);
+					fbt_stats.recent_hits++;
+					return hint->buf;
+				}
+				fbt_stats.recent_misses++;
+				return ReadBuffer(rel, blkno);
 			}
-			fbt_stats.recent_misses++;
+
+			/*
+			 * Every FBT_HINT_REFRESH-th use of a hint goes through
+			 * ReadBuffer() anyway: before PostgreSQL 19, a
+			 * ReadRecentBuffer() hit on a buffer we have not pinned does
+			 * not raise its usage count, so a root read only through hints
+			 * would look cold to the clock sweep and be evicted before
+			 * btree's under buffer pressure.
+			 */
+			if ((++hint->uses % FBT_HINT_REFRESH) != 0)
+			{
+				if (ReadRecentBuffer(FbtRelFileId(rel), MAIN_FORKNUM, blkno,
+									 hint->buf))
+				{
+					pgstat_count_buffer_read(rel);
+					pgstat_count_buffer_hit(rel);
+					fbt_stats.recent_hits++;
+					return hint->buf;
+				}
+				fbt_stats.recent_misses++;
+			}
 		}
 	}
 	return ReadBuffer(rel, blkno);
@@ -577,11 +619,12 @@ _fbt_remember_buf(Relation rel, Buffer buf, BlockNumber blkno)
 
 /*
  * _fbt_pinbuf_read() -- the part of _fbt_pinbuf() (fastbtree.h) for a block
- * that is not among pins: pin it through its recent-buffer hint or
- * ReadBuffer(); for an internal page, remember the buffer as the block's
- * hint, and hand the pin to pins when the scan and the backend have room
- * (*borrowed set), else leave it the caller's (*borrowed clear).  blkno
- * was checked by the caller (not P_NEW).
+ * that is not among pins: pin it through its recent-buffer hint (atomically
+ * when apin is given: _fbt_readbuf()) or ReadBuffer(); for an internal
+ * page, remember the buffer as the block's hint, and hand the pin to pins
+ * when the scan and the backend have room (*borrowed set), else leave it
+ * the caller's (*borrowed clear).  blkno was checked by the caller (not
+ * P_NEW).
  *
  * A pin held for a scan's lifetime blocks nothing: VACUUM takes cleanup
  * locks on leaves only, writers need only exclusive content locks, and
@@ -590,20 +633,23 @@ _fbt_remember_buf(Relation rel, Buffer buf, BlockNumber blkno)
  */
 Buffer
 _fbt_pinbuf_read(Relation rel, FbtScanPins *pins, BlockNumber blkno,
-				 bool internal, bool *borrowed)
+				 bool internal, bool *borrowed, int *apin)
 {
-	Buffer		buf = _fbt_readbuf(rel, blkno);
+	Buffer		buf = _fbt_readbuf(rel, blkno, internal ? apin : NULL);
 
+	if (apin != NULL && !internal)
+		*apin = FBT_APIN_NONE;
 	*borrowed = false;
 	if (internal)
 	{
 		_fbt_remember(rel, buf, blkno);
-		if (pins != NULL && fbt_scan_pins &&
+		if (pins != NULL && apin != NULL && fbt_scan_pins &&
 			pins->npins < FBT_MAX_SCAN_PINS &&
 			fbt_scan_pins_held < _fbt_scan_pin_budget())
 		{
 			pins->blkno[pins->npins] = blkno;
 			pins->buf[pins->npins] = buf;
+			pins->apin[pins->npins] = (int16) *apin;
 			pins->npins++;
 			fbt_scan_pins_held++;
 			fbt_stats.scan_pins_taken++;
@@ -614,13 +660,13 @@ _fbt_pinbuf_read(Relation rel, FbtScanPins *pins, BlockNumber blkno,
 }
 
 /*
- * _fbt_drop_pin() -- release the pin on buf (not locked by us), which is
- * one of pins when borrowed, and then leaves them: a page found not to be
- * what it was pinned as (an internal page) must not stay pinned for the
- * scan's lifetime.  No errors.
+ * _fbt_drop_pin() -- release the pin on buf (not locked by us; apin its
+ * atomic slot or FBT_APIN_NONE), which is one of pins when borrowed, and
+ * then leaves them: a page found not to be what it was pinned as (an
+ * internal page) must not stay pinned for the scan's lifetime.  No errors.
  */
 void
-_fbt_drop_pin(FbtScanPins *pins, Buffer buf, bool borrowed)
+_fbt_drop_pin(FbtScanPins *pins, Buffer buf, bool borrowed, int apin)
 {
 	int			i;
 
@@ -629,18 +675,19 @@ _fbt_drop_pin(FbtScanPins *pins, Buffer buf, bool borrowed)
 		Assert(pins != NULL);
 		for (i = 0; i < pins->npins; i++)
 		{
-			if (pins->buf[i] == buf)
+			if (pins->buf[i] == buf && pins->apin[i] == apin)
 			{
 				pins->npins--;
 				pins->blkno[i] = pins->blkno[pins->npins];
 				pins->buf[i] = pins->buf[pins->npins];
+				pins->apin[i] = pins->apin[pins->npins];
 				fbt_scan_pins_held = Max(fbt_scan_pins_held - 1, 0);
 				break;
 			}
 		}
 		Assert(i <= pins->npins);
 	}
-	ReleaseBuffer(buf);
+	_fbt_unpin(buf, apin);
 }
 
 /*
@@ -654,7 +701,7 @@ _fbt_release_scan_pins(FbtScanPins *pins)
 	int			i;
 
 	for (i = 0; i < pins->npins; i++)
-		ReleaseBuffer(pins->buf[i]);
+		_fbt_unpin(pins->buf[i], pins->apin[i]);
 	fbt_scan_pins_held = Max(fbt_scan_pins_held - pins->npins, 0);
 	pins->npins = 0;
 }
@@ -704,7 +751,7 @@ _fbt_getbuf(Relation rel, BlockNumber blkno, int access)
 	Buffer		buf;
 
 	_fbt_check_link(rel, blkno);
-	buf = _fbt_readbuf(rel, blkno);
+	buf = _fbt_readbuf(rel, blkno, NULL);
 	LockBuffer(buf, access);
 	_fbt_checkpage(rel, buf);
 	_fbt_remember_buf(rel, buf, blkno);
@@ -1053,7 +1100,7 @@ _fbt_relandgetbuf(Relation rel, Buffer obuf, BlockNumber blkno, int access)
 	CHECK_FOR_INTERRUPTS();
 	if (BufferIsValid(obuf))
 		ReleaseBuffer(obuf);
-	buf = _fbt_readbuf(rel, blkno);
+	buf = _fbt_readbuf(rel, blkno, NULL);
 	LockBuffer(buf, access);
 	_fbt_checkpage(rel, buf);
 	_fbt_remember_buf(rel, buf, blkno);

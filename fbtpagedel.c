@@ -219,7 +219,7 @@ _fbt_find_parent_stack(Relation rel, IndexTuple hikey)
 		key->scantid = &htid;
 	}
 
-	buf = _fbt_getroot(rel, FBT_READ, false, NULL, &borrowed);
+	buf = _fbt_getroot(rel, FBT_READ, false, NULL, &borrowed, NULL);
 	Assert(!borrowed);
 	while (BufferIsValid(buf))
 	{

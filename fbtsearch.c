@@ -64,32 +64,48 @@ _fbt_check_level(Relation rel, Buffer buf, uint32 level, BlockNumber fromblk)
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" has a link from block %u to block %u, which is not a page of level %u",
 						RelationGetRelationName(rel), fromblk,
-						BufferGetBlockNumber(buf), level),
+						FbtBufferGetBlockNumber(buf), level),
 				 errhint("Please REINDEX it.")));
 }
 
 /*
  * Where a descent stands: the page it is on, whether it holds that page's
- * content lock, and whether the pin belongs to the scan's lifetime pins
- * (then it is not released here).
+ * content lock, whether the pin belongs to the scan's lifetime pins (then
+ * it is not released here), and whether it is an atomic pin (apin, its
+ * slot: fbtpin.c) or a buffer-manager pin (FBT_APIN_NONE).  atomic_ok:
+ * internal pages may be pinned atomically (the descent never hands them to
+ * code that expects a buffer-manager pin).
  */
 typedef struct FbtDescPos
 {
 	Buffer		buf;
 	bool		locked;
 	bool		borrowed;
+	bool		atomic_ok;
+	int			apin;
 } FbtDescPos;
+
+/* Start pos on no page */
+static inline void
+_fbt_desc_init(FbtDescPos *pos, bool atomic_ok)
+{
+	pos->buf = InvalidBuffer;
+	pos->locked = pos->borrowed = false;
+	pos->atomic_ok = atomic_ok;
+	pos->apin = FBT_APIN_NONE;
+}
 
 /* Release the page of pos: unlock it if locked, unpin it unless borrowed */
 static pg_attribute_always_inline void
 _fbt_desc_release(FbtDescPos *pos)
 {
 	if (pos->locked)
-		LockBuffer(pos->buf, BUFFER_LOCK_UNLOCK);
+		_fbt_lockpin(pos->buf, BUFFER_LOCK_UNLOCK, pos->apin);
 	if (!pos->borrowed)
-		ReleaseBuffer(pos->buf);
+		_fbt_unpin(pos->buf, pos->apin);
 	pos->buf = InvalidBuffer;
 	pos->locked = pos->borrowed = false;
+	pos->apin = FBT_APIN_NONE;
 }
 
 /*
@@ -101,10 +117,11 @@ static void
 _fbt_desc_drop(FbtScanPins *pins, FbtDescPos *pos)
 {
 	if (pos->locked)
-		LockBuffer(pos->buf, BUFFER_LOCK_UNLOCK);
-	_fbt_drop_pin(pins, pos->buf, pos->borrowed);
+		_fbt_lockpin(pos->buf, BUFFER_LOCK_UNLOCK, pos->apin);
+	_fbt_drop_pin(pins, pos->buf, pos->borrowed, pos->apin);
 	pos->buf = InvalidBuffer;
 	pos->locked = pos->borrowed = false;
+	pos->apin = FBT_APIN_NONE;
 }
 
 /* Lock the page of pos in mode access and run the per-visit checks */
@@ -112,7 +129,7 @@ static pg_attribute_always_inline void
 _fbt_desc_lock(Relation rel, FbtDescPos *pos, int access, uint32 level,
 			   BlockNumber fromblk)
 {
-	LockBuffer(pos->buf, access);
+	_fbt_lockpin(pos->buf, access, pos->apin);
 	pos->locked = true;
 	_fbt_checkpage(rel, pos->buf);
 	if (fromblk != InvalidBlockNumber)
@@ -140,7 +157,8 @@ _fbt_desc_goto(Relation rel, FbtScanPins *pins, FbtDescPos *pos,
 {
 	_fbt_desc_release(pos);
 	CHECK_FOR_INTERRUPTS();
-	pos->buf = _fbt_pinbuf(rel, pins, blkno, level > 0, &pos->borrowed);
+	pos->buf = _fbt_pinbuf(rel, pins, blkno, level > 0, &pos->borrowed,
+						   pos->atomic_ok ? &pos->apin : NULL);
 	if (access != FBT_NOLOCK)
 		_fbt_desc_lock(rel, pos, access, level, fromblk);
 }
@@ -254,10 +272,16 @@ _fbt_finish_split_and_reread(Relation rel, FbtDescPos *pos, FbtStack stack,
 							 int access)
 {
 	Buffer		buf = pos->buf;
-	BlockNumber blkno = BufferGetBlockNumber(buf);
+	BlockNumber blkno = FbtBufferGetBlockNumber(buf);
 
 	Assert(!pos->borrowed);
-	if (access == FBT_READ)
+	if (pos->apin != FBT_APIN_NONE)
+	{
+		/* _fbt_finish_split() needs a buffer-manager pin */
+		_fbt_desc_release(pos);
+		buf = _fbt_getbuf(rel, blkno, FBT_WRITE);
+	}
+	else if (access == FBT_READ)
 	{
 		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 		LockBuffer(buf, FBT_WRITE);
@@ -269,6 +293,8 @@ _fbt_finish_split_and_reread(Relation rel, FbtDescPos *pos, FbtStack stack,
 		UnlockReleaseBuffer(buf);
 	pos->buf = _fbt_getbuf(rel, blkno, access);
 	pos->locked = true;
+	pos->borrowed = false;
+	pos->apin = FBT_APIN_NONE;
 }
 
 /* Push the parent entry (blkno, offnum) of a writer's descent */
@@ -338,8 +364,7 @@ _fbt_search(Relation rel, FbtScanInsert key, Buffer *bufP, int access,
 		!RecoveryInProgress();
 
 restart:
-	pos.buf = InvalidBuffer;
-	pos.locked = pos.borrowed = false;
+	_fbt_desc_init(&pos, true);
 	fromblk = InvalidBlockNumber;
 	if (unlocked)
 	{
@@ -350,12 +375,13 @@ restart:
 		{
 			level = metad->fbtm_level;
 			pos.buf = _fbt_pinbuf(rel, pins, metad->fbtm_root, true,
-								  &pos.borrowed);
+								  &pos.borrowed, &pos.apin);
 		}
 	}
 	if (!BufferIsValid(pos.buf))
 	{
-		pos.buf = _fbt_getroot(rel, access, forupdate, pins, &pos.borrowed);
+		pos.buf = _fbt_getroot(rel, access, forupdate, pins, &pos.borrowed,
+							   &pos.apin);
 		if (!BufferIsValid(pos.buf))
 		{
 			*bufP = InvalidBuffer;
@@ -395,7 +421,7 @@ restart:
 			}
 			if (ok)
 			{
-				blkno = BufferGetBlockNumber(pos.buf);
+				blkno = FbtBufferGetBlockNumber(pos.buf);
 				if (step.moveright)
 				{
 					_fbt_desc_goto(rel, pins, &pos, step.next, level,
@@ -438,7 +464,7 @@ restart:
 
 		page = BufferGetPage(pos.buf);
 		opaque = FbtPageGetOpaque(page);
-		blkno = BufferGetBlockNumber(pos.buf);
+		blkno = FbtBufferGetBlockNumber(pos.buf);
 
 		if (P_IGNORE(opaque))
 		{
@@ -500,7 +526,7 @@ restart:
 					   unlocked ? FBT_NOLOCK : FBT_READ, blkno);
 		fromblk = blkno;
 	}
-	Assert(pos.locked && !pos.borrowed);
+	Assert(pos.locked && !pos.borrowed && pos.apin == FBT_APIN_NONE);
 	*bufP = pos.buf;
 	return stack;
 }
@@ -523,7 +549,10 @@ _fbt_get_endpoint(Relation rel, uint32 level, bool rightmost,
 	bool		refresh = false;
 
 	Assert(pins == NULL || level == 0);
-	pos.buf = _fbt_getroot(rel, FBT_READ, false, pins, &pos.borrowed);
+	/* a page of an internal level returned must have a bufmgr pin */
+	_fbt_desc_init(&pos, level == 0);
+	pos.buf = _fbt_getroot(rel, FBT_READ, false, pins, &pos.borrowed,
+						   pos.atomic_ok ? &pos.apin : NULL);
 	pos.locked = true;
 	for (;;)
 	{
@@ -542,22 +571,22 @@ _fbt_get_endpoint(Relation rel, uint32 level, bool rightmost,
 		if (rightmost && !P_RIGHTMOST(opaque))
 		{
 			_fbt_desc_goto(rel, pins, &pos, opaque->fbto_next, curlevel,
-						   FBT_READ, BufferGetBlockNumber(pos.buf));
+						   FBT_READ, FbtBufferGetBlockNumber(pos.buf));
 			continue;
 		}
 
 		if (P_IGNORE(opaque))
 		{
 			/* a deleted or half-dead page: step over it */
-			_fbt_ignored_page_not_rightmost(rel, BufferGetBlockNumber(pos.buf),
+			_fbt_ignored_page_not_rightmost(rel, FbtBufferGetBlockNumber(pos.buf),
 											opaque);
 			_fbt_desc_goto(rel, pins, &pos, opaque->fbto_next, curlevel,
-						   FBT_READ, BufferGetBlockNumber(pos.buf));
+						   FBT_READ, FbtBufferGetBlockNumber(pos.buf));
 			continue;
 		}
 		if (curlevel == level)
 		{
-			Assert(!pos.borrowed);
+			Assert(!pos.borrowed && pos.apin == FBT_APIN_NONE);
 			return pos.buf;
 		}
 		if (curlevel < level)
@@ -571,14 +600,15 @@ _fbt_get_endpoint(Relation rel, uint32 level, bool rightmost,
 								RelationGetRelationName(rel), level)));
 			(void) _fbt_getmeta(rel, true);
 			refresh = true;
-			pos.buf = _fbt_getroot(rel, FBT_READ, false, pins, &pos.borrowed);
+			pos.buf = _fbt_getroot(rel, FBT_READ, false, pins, &pos.borrowed,
+								   pos.atomic_ok ? &pos.apin : NULL);
 			pos.locked = true;
 			continue;
 		}
 
 		offnum = rightmost ? PageGetMaxOffsetNumber(page) :
 			P_FIRSTDATAKEY(opaque);
-		blkno = BufferGetBlockNumber(pos.buf);
+		blkno = FbtBufferGetBlockNumber(pos.buf);
 		_fbt_desc_goto(rel, pins, &pos,
 					   FbtPivotGetDownLink(_fbt_getitem(rel, pos.buf,
 														offnum)),

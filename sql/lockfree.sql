@@ -16,6 +16,7 @@ SET max_parallel_workers_per_gather = 0;
 SET fastbtree.recent_buffers = on;
 SET fastbtree.scan_pins = on;
 SET fastbtree.optimistic_reads = on;
+SET fastbtree.atomic_pins = on;
 
 -- leaves at fillfactor 10: three levels with 60k rows
 CREATE TABLE lf (k int4, k8 int8, f float8, t text, n int4, nf int4,
@@ -145,6 +146,11 @@ SET fastbtree.optimistic_reads = on;
 SET fastbtree.scan_pins = off;
 SELECT * FROM run($$SELECT count(*) FROM generate_series($1, 500 * 119 + $1, 119) g JOIN @ ON @.k = g$$, 3);
 SET fastbtree.scan_pins = on;
+-- hinted pages through ReadRecentBuffer(): every 16th use of a hint
+-- through ReadBuffer() (the usage count), so fewer hits
+SET fastbtree.atomic_pins = off;
+SELECT * FROM run($$SELECT count(*) FROM @ WHERE k = ($1 * 7919) % 60003 - 1$$, 100);
+SET fastbtree.atomic_pins = on;
 SET fastbtree.recent_buffers = off;
 SELECT * FROM run($$SELECT count(*) FROM @ WHERE k = ($1 * 7919) % 60003 - 1$$, 100);
 SET fastbtree.optimistic_reads = off;
