@@ -49,6 +49,7 @@ int			fbt_debug_stall_extend = 0;
 int			fbt_debug_stall_getroot = 0;
 int			fbt_debug_stall_vacuum = 0;
 int			fbt_debug_stall_vacuum_block = 1;
+bool		fbt_debug_vacuum_cleanup_internal = false;
 
 /*
  * _fbt_debug_stall_at() -- the stall of FBT_DEBUG_STALL() (fastbtree.h):

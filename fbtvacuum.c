@@ -216,6 +216,14 @@ _fbt_vacuum_page(FbtVacState *vstate, BlockNumber scanblkno)
 			}
 			if (!P_ISLEAF(opaque))
 			{
+#ifdef USE_ASSERT_CHECKING
+				if (fbt_debug_vacuum_cleanup_internal)
+				{
+					/* testing only: wait for every other pin to go */
+					LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+					LockBufferForCleanup(buf);
+				}
+#endif
 				UnlockReleaseBuffer(buf);
 				return;
 			}
