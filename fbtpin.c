@@ -10,11 +10,11 @@
  *
  * What it copies, and from where: the pin is PinBuffer()'s CAS loop
  * (refcount + 1, usage count + 1 up to BM_MAX_USAGE_COUNT, waiting with
- * backoff while another backend holds the header spinlock), followed by
- * PostgreSQL 19's check after the pin (ReadRecentBuffer() through
- * PinBuffer(skip_if_not_valid)): BM_VALID and the buffer tag are read
- * after the pin, which keeps the tag stable, and a buffer that does not
- * hold the block is unpinned again.  The unpin is UnpinBuffer()'s CAS
+ * backoff while another backend holds the header spinlock), done only on
+ * a state with BM_VALID, followed by PostgreSQL 19's check after the pin
+ * (ReadRecentBuffer() through PinBuffer(skip_if_not_valid)): the buffer
+ * tag is read after the pin, which keeps it stable, and a buffer that
+ * does not hold the block is unpinned again.  The unpin is UnpinBuffer()'s CAS
  * loop, and then, as UnpinBuffer() does, the wakeup of a backend waiting
  * in LockBufferForCleanup() for the pin count to drop to its own pin
  * (WakePinCountWaiter() on 18).
@@ -22,11 +22,14 @@
  * Invariants relied on (PostgreSQL 15 to 18; on 19 and later the module
  * pins nothing and the callers use ReadRecentBuffer(), which no longer
  * takes the spinlock there):
- *   - A shared buffer's tag changes only while its header spinlock is held
- *     and its refcount, read under that spinlock, is 0 (InvalidateBuffer())
- *     or is the replacing backend's own single pin (BufferAlloc() on 15,
- *     InvalidateVictimBuffer() since 16).  So once our CAS has raised the
- *     refcount, the tag read afterwards stays until we unpin.
+ *   - A valid shared buffer loses its tag (and BM_VALID) only under its
+ *     header spinlock, after checking there that its refcount is 0
+ *     (InvalidateBuffer()) or the replacing backend's own single pin
+ *     (BufferAlloc() on 15, InvalidateVictimBuffer() since 16); since 16
+ *     the replacer then sets the new tag later, asserting that refcount,
+ *     so a buffer without BM_VALID must not be pinned at all.  So a CAS
+ *     that raised the refcount of a state with BM_VALID keeps the tag
+ *     read afterwards until we unpin.
  *   - Everything else that changes the state word either holds the header
  *     spinlock (BM_LOCKED; it then writes the word without a CAS, hence we
  *     never CAS while BM_LOCKED is set) or uses a CAS itself.
@@ -183,8 +186,13 @@ fbt_apin_resowner_release(ResourceReleasePhase phase, bool isCommit,
 		return;
 	for (slot = 0; slot < FBT_APIN_SLOTS && apin_used > 0; slot++)
 	{
+		/*
+		 * The top transaction's owner is released last: a pin still held
+		 * then (taken under an owner already released) is released too.
+		 */
 		if (apin_slots[slot].buf != InvalidBuffer &&
-			apin_slots[slot].owner == CurrentResourceOwner)
+			(apin_slots[slot].owner == CurrentResourceOwner ||
+			 (isTopLevel && CurrentResourceOwner == TopTransactionResourceOwner)))
 		{
 			if (isCommit)
 				elog(WARNING, "fastbtree: atomic pin of buffer %d leaked",
@@ -261,6 +269,16 @@ fbt_atomic_pin(Relation rel, BlockNumber blkno, Buffer buf)
 	{
 		if (old_state & BM_LOCKED)
 			old_state = fbt_wait_hdr_unlocked(hdr);
+
+		/*
+		 * Never pin a buffer that is not valid (PostgreSQL 19's
+		 * PinBuffer(skip_if_not_valid)): since 16 a buffer being replaced
+		 * has its tag cleared and BM_VALID off while the replacer's pin is
+		 * the only one, and the replacer sets the new tag asserting that
+		 * refcount; the CAS fails if BM_VALID went off meanwhile.
+		 */
+		if (!(old_state & BM_VALID))
+			return FBT_APIN_NONE;
 		state = old_state + BUF_REFCOUNT_ONE;
 		if (BUF_STATE_GET_USAGECOUNT(state) < BM_MAX_USAGE_COUNT)
 			state += BUF_USAGECOUNT_ONE;
@@ -268,9 +286,13 @@ fbt_atomic_pin(Relation rel, BlockNumber blkno, Buffer buf)
 			break;
 	}
 
-	/* pinned (the CAS is a full barrier): the tag cannot change now */
+	/*
+	 * Pinned while valid (the CAS is a full barrier): the tag cannot change
+	 * until we unpin, since replacing or invalidating a valid buffer first
+	 * checks, under the header spinlock, that no other pin exists.
+	 */
 	fbt_init_buffer_tag(&tag, rel, blkno);
-	if (!(state & BM_VALID) || !fbt_buffer_tags_equal(&tag, &hdr->tag))
+	if (!fbt_buffer_tags_equal(&tag, &hdr->tag))
 	{
 		fbt_unpin_shared(hdr);
 		return FBT_APIN_NONE;
@@ -302,7 +324,6 @@ fbt_atomic_unpin(int slot, Buffer buf)
 				 apin_slots[slot].buf != buf))
 		elog(ERROR, "fastbtree: atomic pin slot %d does not hold buffer %d",
 			 slot, buf);
-	Assert(!LWLockHeldByMe(BufferDescriptorGetContentLock(GetBufferDescriptor(buf - 1))));
 	fbt_apin_release_slot(slot);
 }
 
