@@ -133,7 +133,8 @@ if (chart eq 'scaling') {
 	set linetype 3 lc rgb '#2ca02c' lw 2 pt 9
 	set linetype 4 lc rgb '#9467bd' lw 2 pt 11
 	set linetype 5 lc rgb '#ff7f0e' lw 2 pt 13
-	set linetype 6 lc rgb fbt_color lw 2 pt 15
+	set linetype 6 lc rgb '#8c564b' lw 2 pt 15
+	set linetype 7 lc rgb fbt_color lw 2 pt 3
 	do for [i = 1 : n] {
 		set title word(names, i)
 		plot for [j = 1 : nconf] datadir . '/scaling.dat' index (i - 1) \

@@ -1049,12 +1049,14 @@ workload_setup()
 	done
 }
 
-# --- fastbtree's switches (issue 9) ---------------------------------------
+# --- fastbtree's switches (issues 9 and 27) ------------------------------
 
 # Each is a boolean GUC fastbtree.NAME.  A switch configuration is "btree"
 # (the btree side), "off" (fastbtree with every switch off), the name of
 # one switch (that one on, the others off) or "all" (every switch on).
-FBT_SWITCHES=(recent_buffers scan_pins optimistic_reads)
+# atomic_pins changes only how pages hinted by recent_buffers are pinned,
+# so alone it runs the same code as "off".
+FBT_SWITCHES=(recent_buffers scan_pins optimistic_reads atomic_pins)
 ALL_SWITCH_CONFIGS="off ${FBT_SWITCHES[*]} all"
 # the configurations to measure; the callers' --switches override it
 SWITCH_CONFIGS=$ALL_SWITCH_CONFIGS

@@ -15,8 +15,9 @@
 # workload's plans are checked with EXPLAIN first (its "-- expect:" lines).
 #
 # Configurations: btree, and fastbtree with fastbtree.recent_buffers,
-# fastbtree.scan_pins and fastbtree.optimistic_reads all off, each alone
-# on, all on.  The switches reach the server per run through PGOPTIONS
+# fastbtree.scan_pins, fastbtree.optimistic_reads and
+# fastbtree.atomic_pins all off, each alone on, all on.  The switches
+# reach the server per run through PGOPTIONS
 # ("-c fastbtree.NAME=on ..."), with the workload's "-- gucs:" settings;
 # before the runs of each configuration a session with the same PGOPTIONS
 # reads them back and must see the configuration's values (a switch that
@@ -73,7 +74,7 @@ usage()
 
 	Takes about workloads x client counts x runs x (configurations + 1) x
 	duration seconds plus 2 minutes of set-up: with the defaults on 2 cores
-	(1 2 4 clients) 2 x 3 x 3 x 6 x 10 s = 18 minutes.
+	(1 2 4 clients) 2 x 3 x 3 x 7 x 10 s = 21 minutes.
 	EOF
 }
 
