@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 #
 # bench/callgrind.sh
-#	Instructions, LWLock acquisitions and buffer-mapping lookups per index
-#	probe, btree vs fastbtree with each of its switches, counted by
-#	callgrind: deterministic, whatever else the machine is doing.
+#	Instructions, LWLock acquisitions, buffer-mapping lookups and a census
+#	of serializing operations on shared cache lines per index probe,
+#	btree vs fastbtree with each of its switches, counted by callgrind:
+#	deterministic, whatever else the machine is doing.
 #
 # Run as root on a Debian 12 machine after scripts/install-deps.sh (valgrind
 # is installed if missing).  Like bench/run.sh, it builds the extension
 # with PGXS's default flags (the server's: optimized, without assertions)
 # into a private directory, creates the benchmark tables in a throwaway
 # cluster and stops it.  Then, for each key type (--types; default int4)
-# and each configuration (btree; fastbtree with the switches of issue 9,
+# and each configuration (btree; fastbtree with its switches,
 # fastbtree.recent_buffers, fastbtree.scan_pins and
-# fastbtree.optimistic_reads, all off, each alone on, all on: --switches),
+# fastbtree.optimistic_reads of issue 9 and fastbtree.atomic_pins of
+# issue 27, all off, each alone on, all on: --switches),
 # it measures two probe kinds in single-user backends
 # (postgres --single -D DATA DB) under valgrind --tool=callgrind, run as the
 # unprivileged user:
@@ -36,8 +38,21 @@
 # for X = instructions, calls of LWLockAcquire + LWLockConditionalAcquire
 # (LWLock acquisitions) and calls of BufTableLookup (buffer-mapping
 # lookups), as bench/cgsum.pl sums them.  The "index layer" is everything
-# under those four index AM entry points, buffer manager included.  Every
-# run ends with a query of the switch settings, which must be the
+# under those four index AM entry points, buffer manager included.
+# Callgrind counts calls whether or not it is collecting (see
+# bench/cgsum.pl), so the LWLocks and mapping lookups of the index-layer
+# run also count the calls made outside the index layer through the same
+# call arcs: the heap fetch's, for one.
+#
+# The census, per probe of the nested-loop run and of the SQL run that
+# collects everything (exact counts): buffer-header spinlocks (calls of
+# LockBufHdr), LWLock acquisitions split into buffer-mapping (calls of
+# BufTableLookup), content (acquisitions by LockBuffer and its kin or by
+# fastbtree's own code) and other, pins (ReadBufferExtended,
+# ReadRecentBuffer, fbt_atomic_pin), unpins (ReleaseBuffer and its kin,
+# fbt_atomic_unpin) and their sum, each pin or unpin at most one atomic on
+# the buffer header; bench/cgsum.pl says exactly what counts.  Every run
+# ends with a query of the switch settings, which must be the
 # configuration's (a switch this build lacks only draws a warning).
 #
 # It writes results/DATE-HOST-callgrind.md with the tables and
@@ -96,7 +111,11 @@ usage()
 	Count instructions, LWLock acquisitions and buffer-mapping lookups per
 	index probe with callgrind, btree against fastbtree with each of its
 	switches, for the nested-loop probe (fastbtree_probe) and the SQL point
-	probe.  Run as root.
+	probe, and a census of the serializing operations on shared cache
+	lines per probe: buffer-header spinlocks (LockBufHdr), LWLock
+	acquisitions (buffer mapping, buffer content, other), pins and unpins
+	(at most one atomic on the buffer header each) and their sum.  Run as
+	root.
 
 	Options:
 	  --switches "C ..." fastbtree configurations, of: $ALL_SWITCH_CONFIGS
@@ -228,11 +247,22 @@ sql_probe_scripts()
 	{ echo "$stmts"; echo "$stmts"; echo "$stmts"; switch_show_sql; } >"$base-3.sql"
 }
 
-# cg_counts FILE: "total index_layer lwlocks mapping_lookups" of a profile
+# the census columns, in bench/cgsum.pl's names (census_NAME)
+CENSUS_METRICS="spinlocks lw_mapping lw_content lw_other pins unpins sum"
+
+# cg_counts FILE: "total index_layer lwlocks mapping_lookups" of a profile,
+# then its census (CENSUS_METRICS, in order)
 cg_counts()
 {
 	perl "$BENCH_DIR/cgsum.pl" "$1" |
-		awk '{ v[$1] = $2 } END { print v["total"], v["index_layer"], v["lwlocks"], v["mapping_lookups"] }'
+		awk -v census="$CENSUS_METRICS" '{ v[$1] = $2 }
+			END {
+				printf "%s %s %s %s", v["total"], v["index_layer"], v["lwlocks"], v["mapping_lookups"]
+				n = split(census, c, " ")
+				for (i = 1; i <= n; i++)
+					printf " %s", v["census_" c[i]]
+				printf "\n"
+			}'
 }
 
 # cg_misses FILE: "I1mr D1mr D1mw", the profile's total L1 instruction,
@@ -266,10 +296,18 @@ declare -A CG=()	# KIND:TYPE:CONFIG:RUN:LOOPS:METRIC -> count
 # (CG_FILE) under KEY and check the switch settings the run printed
 cg_record()
 {
-	local t il lw mp misses
+	local misses m
+	local -a v
 
-	read -r t il lw mp < <(cg_counts "$CG_FILE")
-	CG[$1:total]=$t; CG[$1:index]=$il; CG[$1:lwlocks]=$lw; CG[$1:mapping]=$mp
+	read -r -a v < <(cg_counts "$CG_FILE")
+	[ "${#v[@]}" -eq $((4 + $(wc -w <<<"$CENSUS_METRICS"))) ] ||
+		die "bench/cgsum.pl gave no complete counts for $CG_FILE"
+	CG[$1:total]=${v[0]}; CG[$1:index]=${v[1]}; CG[$1:lwlocks]=${v[2]}; CG[$1:mapping]=${v[3]}
+	v=("${v[@]:4}")
+	for m in $CENSUS_METRICS; do
+		CG[$1:census_$m]=${v[0]}
+		v=("${v[@]:1}")
+	done
 	if [ "$CACHE_SIM" = yes ]; then
 		# not in a process substitution: its die would end only the subshell
 		misses=$(cg_misses "$CG_FILE") || exit 1
@@ -391,6 +429,56 @@ switch_tables()
 
 declare -A RATIO_INDEX=() LWLOCKS=()
 
+# census_tables: the census of serializing operations on shared cache
+# lines, a table per probe kind: per probe, from the nested-loop run and
+# from the SQL run that collected everything
+census_tables()
+{
+	local kind type config m b sum
+	local configs="btree $SWITCH_CONFIGS"
+
+	echo
+	echo "### Contention census: serializing operations on shared cache lines, per probe"
+	echo
+	echo "From the call arcs of the profiles above (bench/cgsum.pl): the nested-loop probe's, collected"
+	echo "under fastbtree_probe, and the SQL point probe's whole statement, from the run that collected"
+	echo "everything (heap fetch, snapshot and lock manager included; callgrind counts calls whether or"
+	echo "not it collects, so the index-layer run cannot split them off).  Spinlocks = calls of LockBufHdr,"
+	echo "the buffer-header spinlock (ReadRecentBuffer takes it for a buffer the backend has not pinned"
+	echo "yet).  LWLocks: mapping = calls of BufTableLookup, each under one buffer-mapping partition lock;"
+	echo "content = calls of LWLockAcquire and LWLockConditionalAcquire by LockBuffer,"
+	echo "ConditionalLockBuffer, LockBufferForCleanup, ConditionalLockBufferForCleanup or fastbtree's own"
+	echo "code; other = every other LWLock acquisition (snapshots, the lock manager, a buffer miss's"
+	echo "exclusive mapping lock).  Pins = calls of ReadBufferExtended (through which ReadBuffer and"
+	echo "ReleaseAndReadBuffer read), ReadRecentBuffer and fbt_atomic_pin; unpins = calls of ReleaseBuffer,"
+	echo "UnlockReleaseBuffer, UnpinBuffer by ReleaseAndReadBuffer and fbt_atomic_unpin, less the calls"
+	echo "of IncrBufferRefCount (a second, backend-local reference that one more release drops).  Each"
+	echo "pin or unpin is at most one atomic operation on the buffer header: none when the backend"
+	echo "already holds a pin on that buffer.  Sum = spinlocks + all LWLock acquisitions + pins + unpins."
+	for kind in $PROBE_KINDS; do
+		echo
+		if [ "$kind" = nl ]; then
+			echo "Nested-loop probe (fastbtree_probe(), heap not visited):"
+		else
+			echo "SQL point probe (whole statement):"
+		fi
+		echo
+		echo "| key type | configuration | spinlocks | LWLocks: mapping | LWLocks: content | LWLocks: other | pins | unpins | sum | sum / btree's |"
+		echo "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|"
+		for type in "${KEY_TYPES[@]}"; do
+			b=$(per_probe "$kind:$type:btree:all" census_sum 2)
+			for config in $configs; do
+				printf '| %s | %s |' "$(type_label "$type")" "$(switch_label "$config")"
+				for m in $CENSUS_METRICS; do
+					printf ' %s |' "$(per_probe "$kind:$type:$config:all" "census_$m" 2 | sed 's/^-\(0\.00\)$/\1/')"
+				done
+				sum=$(per_probe "$kind:$type:$config:all" census_sum 2)
+				printf ' %.3f |\n' "$(ratio "$sum" "$b")"
+			done
+		done
+	done
+}
+
 # targets_section: issue 9's targets for the all-switches configuration
 targets_section()
 {
@@ -472,6 +560,7 @@ switch_phase()
 
 	{
 		switch_tables
+		census_tables
 		targets_section
 		echo
 		switches_absent_note
@@ -753,7 +842,7 @@ switch_section()
 	echo "## Callgrind: per probe, btree against each of $FBT_AM's switches"
 	echo
 	echo "Deterministic and independent of machine load.  Configurations: btree; $FBT_AM with"
-	echo "fastbtree.recent_buffers, fastbtree.scan_pins and fastbtree.optimistic_reads set as named"
+	echo "$(printf 'fastbtree.%s, ' "${FBT_SWITCHES[@]}" | sed 's/, $//; s/\(.*\), /\1 and /') set as named"
 	echo "(fast_compare on).  Each figure is (X3 − X1) / (probes3 − probes1) from two single-user backends"
 	echo "under callgrind: the nested-loop probe with fastbtree_probe() loops = 1 and 3 over the same"
 	echo "$PROBE_KEYS keys, the SQL point probe with $SQL_KEYS statements and the same $SQL_KEYS three times"
@@ -761,6 +850,10 @@ switch_section()
 	echo "buffer reads) cancel.  \"Index layer\" = everything under index_beginscan, index_rescan,"
 	echo "index_getnext_tid and index_endscan, buffer manager included.  LWLocks = calls of LWLockAcquire"
 	echo "and LWLockConditionalAcquire; mapping lookups = calls of BufTableLookup (buffer-mapping hash)."
+	echo "The SQL probe's LWLocks and mapping lookups \"index layer\" are not the index layer's alone:"
+	echo "callgrind counts every call on a call arc it collected anything on, so the heap fetch's calls"
+	echo "through the same arcs (ReadBufferExtended → mapping lookup, LockBuffer → LWLockAcquire) count"
+	echo "too; the census below splits the whole statement's."
 	echo "Ratios below 1 mean $FBT_AM executes fewer instructions.  Each run's switch settings were read"
 	echo "back in the same backend and matched the configuration."
 	echo "Where the instructions go: [\`$(basename "$2")\`]($(basename "$2"))."
