@@ -148,9 +148,9 @@ usage()
 	                    work directory
 	  --help            show this help
 
-	The default run (int4, btree and five fastbtree configurations, both
-	probe kinds) takes about 3 minutes on 2 cores; each more key type adds
-	about 2, plus loading its table.  --fast-compare takes about 10 minutes,
+	The default run (int4, btree and six fastbtree configurations, both
+	probe kinds) takes about 4 minutes on 2 cores; each more key type adds
+	about 3, plus loading its table.  --fast-compare takes about 10 minutes,
 	--inserts about 5 at scale 1.
 	EOF
 }
@@ -428,6 +428,8 @@ switch_tables()
 }
 
 declare -A RATIO_INDEX=() LWLOCKS=()
+# the cluster's data_checksums setting (switch_phase)
+DATA_CHECKSUMS=unknown
 
 # census_tables: the census of serializing operations on shared cache
 # lines, a table per probe kind: per probe, from the nested-loop run and
@@ -455,6 +457,9 @@ census_tables()
 	echo "of IncrBufferRefCount (a second, backend-local reference that one more release drops).  Each"
 	echo "pin or unpin is at most one atomic operation on the buffer header: none when the backend"
 	echo "already holds a pin on that buffer.  Sum = spinlocks + all LWLock acquisitions + pins + unpins."
+	echo "Data checksums are $DATA_CHECKSUMS in this cluster (initdb's default: off on 15, on since 18); with"
+	echo "them, or wal_log_hints, BufferGetLSNAtomic takes the buffer-header spinlock, and btree and"
+	echo "$FBT_AM call it once per leaf read (the page LSN that kill_prior_tuple marking checks later)."
 	for kind in $PROBE_KINDS; do
 		echo
 		if [ "$kind" = nl ]; then
@@ -531,6 +536,7 @@ switch_phase()
 			done
 			;;
 	esac
+	DATA_CHECKSUMS=$(psql_q "SHOW data_checksums") || die "SHOW data_checksums failed"
 	log "stopping the cluster for the callgrind runs (each one a single-user backend under valgrind)"
 	stop_cluster
 
