@@ -1243,7 +1243,6 @@ extern void _fbt_check_index_collations(Relation index);
 extern int	fbt_atomic_pin(Relation rel, BlockNumber blkno, Buffer buf);
 extern void fbt_atomic_unpin(int slot, Buffer buf);
 extern void fbt_atomic_lockbuf(Buffer buf, int mode);
-extern int	fbt_atomic_pins_held(void);
 extern BlockNumber FbtBufferGetBlockNumber(Buffer buf);
 
 /*

@@ -315,7 +315,6 @@ _fbt_getroot(Relation rel, int access, bool create, FbtScanPins *pins,
 			_fbt_lockpin(rootbuf, BUFFER_LOCK_UNLOCK, lapin);
 			_fbt_drop_pin(pins, rootbuf, *borrowed, lapin);
 			lapin = FBT_APIN_NONE;
-			*borrowed = false;
 			CHECK_FOR_INTERRUPTS();
 			rootbuf = _fbt_pinbuf(rel, pins, next, rootlevel > 0, borrowed,
 								  lapinp);
@@ -540,44 +539,38 @@ _fbt_readbuf(Relation rel, BlockNumber blkno, int *apin)
 
 		if (hint->blkno == blkno)
 		{
-			/*
-			 * The atomic pin raises the usage count as ReadBuffer() does
-			 * (PinBuffer()); a hint it finds stale is replaced below.
-			 */
+			bool		hit;
+
 			if (apin != NULL && fbt_atomic_pins && FBT_HAVE_ATOMIC_PIN)
 			{
+				/* raises the usage count as ReadBuffer() does */
 				*apin = fbt_atomic_pin(rel, blkno, hint->buf);
-				if (*apin != FBT_APIN_NONE)
-				{
-					pgstat_count_buffer_read(rel);
-					pgstat_count_buffer_hit(rel);
-					fbt_stats.recent_hits++;
-					return hint->buf;
-				}
-				fbt_stats.recent_misses++;
+				hit = (*apin != FBT_APIN_NONE);
+			}
+			else if ((++hint->uses % FBT_HINT_REFRESH) != 0)
+				hit = ReadRecentBuffer(FbtRelFileId(rel), MAIN_FORKNUM, blkno,
+									   hint->buf);
+			else
+			{
+				/*
+				 * Every FBT_HINT_REFRESH-th use of a hint goes through
+				 * ReadBuffer() anyway: before PostgreSQL 19, a
+				 * ReadRecentBuffer() hit on a buffer we have not pinned
+				 * does not raise its usage count, so a root read only
+				 * through hints would look cold to the clock sweep and be
+				 * evicted before btree's under buffer pressure.
+				 */
 				return ReadBuffer(rel, blkno);
 			}
-
-			/*
-			 * Every FBT_HINT_REFRESH-th use of a hint goes through
-			 * ReadBuffer() anyway: before PostgreSQL 19, a
-			 * ReadRecentBuffer() hit on a buffer we have not pinned does
-			 * not raise its usage count, so a root read only through hints
-			 * would look cold to the clock sweep and be evicted before
-			 * btree's under buffer pressure.
-			 */
-			if ((++hint->uses % FBT_HINT_REFRESH) != 0)
+			if (hit)
 			{
-				if (ReadRecentBuffer(FbtRelFileId(rel), MAIN_FORKNUM, blkno,
-									 hint->buf))
-				{
-					pgstat_count_buffer_read(rel);
-					pgstat_count_buffer_hit(rel);
-					fbt_stats.recent_hits++;
-					return hint->buf;
-				}
-				fbt_stats.recent_misses++;
+				pgstat_count_buffer_read(rel);
+				pgstat_count_buffer_hit(rel);
+				fbt_stats.recent_hits++;
+				return hint->buf;
 			}
+			/* a stale hint: replaced when the caller remembers the page */
+			fbt_stats.recent_misses++;
 		}
 	}
 	return ReadBuffer(rel, blkno);

@@ -346,16 +346,6 @@ fbt_atomic_lockbuf(Buffer buf, int mode)
 		LWLockAcquire(lock, mode == BUFFER_LOCK_SHARE ? LW_SHARED : LW_EXCLUSIVE);
 }
 
-/*
- * fbt_atomic_pins_held() -- how many atomic pins this backend holds (for
- * tests and assertions).
- */
-int
-fbt_atomic_pins_held(void)
-{
-	return apin_used;
-}
-
 #else							/* !FBT_HAVE_ATOMIC_PIN */
 
 int
@@ -374,12 +364,6 @@ void
 fbt_atomic_lockbuf(Buffer buf, int mode)
 {
 	LockBuffer(buf, mode);
-}
-
-int
-fbt_atomic_pins_held(void)
-{
-	return 0;
 }
 
 #endif							/* FBT_HAVE_ATOMIC_PIN */

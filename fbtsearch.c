@@ -74,11 +74,13 @@ _fbt_check_level(Relation rel, Buffer buf, uint32 level, BlockNumber fromblk)
  * it is not released here), and whether it is an atomic pin (apin, its
  * slot: fbtpin.c) or a buffer-manager pin (FBT_APIN_NONE).  atomic_ok:
  * internal pages may be pinned atomically (the descent never hands them to
- * code that expects a buffer-manager pin).
+ * code that expects a buffer-manager pin).  blkno: the block buf holds
+ * (kept, not asked of the buffer header at every step).
  */
 typedef struct FbtDescPos
 {
 	Buffer		buf;
+	BlockNumber blkno;			/* the block in buf */
 	bool		locked;
 	bool		borrowed;
 	bool		atomic_ok;
@@ -124,6 +126,21 @@ _fbt_desc_drop(FbtScanPins *pins, FbtDescPos *pos)
 	pos->apin = FBT_APIN_NONE;
 }
 
+/*
+ * Put pos on the root, pinned and locked by _fbt_getroot() (access,
+ * create: as there); pos->buf is InvalidBuffer for an empty index
+ */
+static void
+_fbt_desc_getroot(Relation rel, int access, bool create, FbtScanPins *pins,
+				  FbtDescPos *pos)
+{
+	pos->buf = _fbt_getroot(rel, access, create, pins, &pos->borrowed,
+							pos->atomic_ok ? &pos->apin : NULL);
+	pos->locked = BufferIsValid(pos->buf);
+	if (pos->locked)
+		pos->blkno = FbtBufferGetBlockNumber(pos->buf);
+}
+
 /* Lock the page of pos in mode access and run the per-visit checks */
 static pg_attribute_always_inline void
 _fbt_desc_lock(Relation rel, FbtDescPos *pos, int access, uint32 level,
@@ -159,6 +176,7 @@ _fbt_desc_goto(Relation rel, FbtScanPins *pins, FbtDescPos *pos,
 	CHECK_FOR_INTERRUPTS();
 	pos->buf = _fbt_pinbuf(rel, pins, blkno, level > 0, &pos->borrowed,
 						   pos->atomic_ok ? &pos->apin : NULL);
+	pos->blkno = blkno;
 	if (access != FBT_NOLOCK)
 		_fbt_desc_lock(rel, pos, access, level, fromblk);
 }
@@ -272,7 +290,7 @@ _fbt_finish_split_and_reread(Relation rel, FbtDescPos *pos, FbtStack stack,
 							 int access)
 {
 	Buffer		buf = pos->buf;
-	BlockNumber blkno = FbtBufferGetBlockNumber(buf);
+	BlockNumber blkno = pos->blkno;
 
 	Assert(!pos->borrowed);
 	if (pos->apin != FBT_APIN_NONE)
@@ -292,6 +310,7 @@ _fbt_finish_split_and_reread(Relation rel, FbtDescPos *pos, FbtStack stack,
 	else
 		UnlockReleaseBuffer(buf);
 	pos->buf = _fbt_getbuf(rel, blkno, access);
+	pos->blkno = blkno;
 	pos->locked = true;
 	pos->borrowed = false;
 	pos->apin = FBT_APIN_NONE;
@@ -376,18 +395,17 @@ restart:
 			level = metad->fbtm_level;
 			pos.buf = _fbt_pinbuf(rel, pins, metad->fbtm_root, true,
 								  &pos.borrowed, &pos.apin);
+			pos.blkno = metad->fbtm_root;
 		}
 	}
 	if (!BufferIsValid(pos.buf))
 	{
-		pos.buf = _fbt_getroot(rel, access, forupdate, pins, &pos.borrowed,
-							   &pos.apin);
+		_fbt_desc_getroot(rel, access, forupdate, pins, &pos);
 		if (!BufferIsValid(pos.buf))
 		{
 			*bufP = InvalidBuffer;
 			return NULL;
 		}
-		pos.locked = true;
 		level = FbtPageGetOpaque(BufferGetPage(pos.buf))->fbto_level;
 	}
 
@@ -421,7 +439,7 @@ restart:
 			}
 			if (ok)
 			{
-				blkno = FbtBufferGetBlockNumber(pos.buf);
+				blkno = pos.blkno;
 				if (step.moveright)
 				{
 					_fbt_desc_goto(rel, pins, &pos, step.next, level,
@@ -464,7 +482,7 @@ restart:
 
 		page = BufferGetPage(pos.buf);
 		opaque = FbtPageGetOpaque(page);
-		blkno = FbtBufferGetBlockNumber(pos.buf);
+		blkno = pos.blkno;
 
 		if (P_IGNORE(opaque))
 		{
@@ -551,9 +569,7 @@ _fbt_get_endpoint(Relation rel, uint32 level, bool rightmost,
 	Assert(pins == NULL || level == 0);
 	/* a page of an internal level returned must have a bufmgr pin */
 	_fbt_desc_init(&pos, level == 0);
-	pos.buf = _fbt_getroot(rel, FBT_READ, false, pins, &pos.borrowed,
-						   pos.atomic_ok ? &pos.apin : NULL);
-	pos.locked = true;
+	_fbt_desc_getroot(rel, FBT_READ, false, pins, &pos);
 	for (;;)
 	{
 		Page		page;
@@ -571,17 +587,16 @@ _fbt_get_endpoint(Relation rel, uint32 level, bool rightmost,
 		if (rightmost && !P_RIGHTMOST(opaque))
 		{
 			_fbt_desc_goto(rel, pins, &pos, opaque->fbto_next, curlevel,
-						   FBT_READ, FbtBufferGetBlockNumber(pos.buf));
+						   FBT_READ, pos.blkno);
 			continue;
 		}
 
 		if (P_IGNORE(opaque))
 		{
 			/* a deleted or half-dead page: step over it */
-			_fbt_ignored_page_not_rightmost(rel, FbtBufferGetBlockNumber(pos.buf),
-											opaque);
+			_fbt_ignored_page_not_rightmost(rel, pos.blkno, opaque);
 			_fbt_desc_goto(rel, pins, &pos, opaque->fbto_next, curlevel,
-						   FBT_READ, FbtBufferGetBlockNumber(pos.buf));
+						   FBT_READ, pos.blkno);
 			continue;
 		}
 		if (curlevel == level)
@@ -600,15 +615,13 @@ _fbt_get_endpoint(Relation rel, uint32 level, bool rightmost,
 								RelationGetRelationName(rel), level)));
 			(void) _fbt_getmeta(rel, true);
 			refresh = true;
-			pos.buf = _fbt_getroot(rel, FBT_READ, false, pins, &pos.borrowed,
-								   pos.atomic_ok ? &pos.apin : NULL);
-			pos.locked = true;
+			_fbt_desc_getroot(rel, FBT_READ, false, pins, &pos);
 			continue;
 		}
 
 		offnum = rightmost ? PageGetMaxOffsetNumber(page) :
 			P_FIRSTDATAKEY(opaque);
-		blkno = FbtBufferGetBlockNumber(pos.buf);
+		blkno = pos.blkno;
 		_fbt_desc_goto(rel, pins, &pos,
 					   FbtPivotGetDownLink(_fbt_getitem(rel, pos.buf,
 														offnum)),
