@@ -3,6 +3,7 @@
 MODULE_big = fastbtree
 OBJS = \
 	fastbtree.o \
+	fbtarray.o \
 	fbtbench.o \
 	fbtcheck.o \
 	fbtcompare.o \

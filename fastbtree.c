@@ -9,6 +9,9 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
+
 #include "access/amapi.h"
 #include "access/reloptions.h"
 #include "commands/progress.h"
@@ -16,6 +19,10 @@
 #include "fmgr.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/restrictinfo.h"
+#include "parser/parsetree.h"
 #include "utils/guc.h"
 #include "utils/index_selfuncs.h"
 #include "utils/lsyscache.h"
@@ -111,6 +118,14 @@ _PG_init(void)
 							 "Searches internal pages without their content lock, validated by the page version.",
 							 "Off: every internal page is share-locked while it is searched, as btree does.",
 							 &fbt_optimistic_reads,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+	DefineCustomBoolVariable("fastbtree.skip_scan",
+							 "Skip scan and array advancement: scans with = ANY(array) keys run in one pass along the leaves, and skip over the values of a column without an equality key that comes before a column with one.",
+							 "Off: one descent per = ANY element combination, and a column without an equality key bounds the range read, later keys being tested on each tuple (PostgreSQL 15's btree).  Takes effect at the next rescan.",
+							 &fbt_skip_scan,
 							 true,
 							 PGC_USERSET,
 							 0,
@@ -360,6 +375,230 @@ _fbt_bound_clauses(IndexOptInfo *index, List *indexclauses, int *nfilter)
 }
 
 /*
+ * _fbt_skip_applies() -- will fastbtree's scan of these index clauses
+ * (IndexClause, in column order) skip (fbtarray.c): fastbtree.skip_scan
+ * on, no row comparison, and an equality (=, = ANY, IS NULL) on a column
+ * after one without any?  No locks; no errors.
+ */
+static bool
+_fbt_skip_applies(IndexOptInfo *index, List *indexclauses)
+{
+	bool		haseq[INDEX_MAX_KEYS];
+	bool		hasarray[INDEX_MAX_KEYS];
+	int			col;
+	ListCell   *lc;
+
+	if (!fbt_skip_scan)
+		return false;
+	memset(haseq, 0, sizeof(haseq));
+	memset(hasarray, 0, sizeof(hasarray));
+	foreach(lc, indexclauses)
+	{
+		IndexClause *iclause = lfirst_node(IndexClause, lc);
+		ListCell   *lc2;
+
+		foreach(lc2, iclause->indexquals)
+		{
+			Expr	   *clause = lfirst_node(RestrictInfo, lc2)->clause;
+			Oid			opno = InvalidOid;
+
+			if (IsA(clause, RowCompareExpr))
+				return false;
+			if (IsA(clause, OpExpr))
+				opno = ((OpExpr *) clause)->opno;
+			else if (IsA(clause, ScalarArrayOpExpr) &&
+					 ((ScalarArrayOpExpr *) clause)->useOr)
+			{
+				opno = ((ScalarArrayOpExpr *) clause)->opno;
+				hasarray[iclause->indexcol] = true;
+			}
+			else if (IsA(clause, NullTest) &&
+					 ((NullTest *) clause)->nulltesttype == IS_NULL)
+				haseq[iclause->indexcol] = true;
+			if (OidIsValid(opno) &&
+				get_op_opfamily_strategy(opno,
+										 index->opfamily[iclause->indexcol]) ==
+				BTEqualStrategyNumber)
+				haseq[iclause->indexcol] = true;
+		}
+	}
+	for (col = 0; col < index->nkeycolumns && haseq[col]; col++)
+		;
+	/* the first column without an equality; any later one skips */
+	if (!FBT_ARRAY_FILTERS_IN_ONE_PASS)
+	{
+		int			c;
+
+		/* before 17, not past an = ANY there (_fbt_add_skip_keys) */
+		for (c = col + 1; c < index->nkeycolumns; c++)
+			if (hasarray[c])
+				return false;
+	}
+	for (col++; col < index->nkeycolumns; col++)
+		if (haseq[col])
+			return true;
+	return false;
+}
+
+/*
+ * _fbt_skip_price() -- the price of a skip scan (fbtarray.c) of path's
+ * clauses, for majors whose btcostestimate() knows no skip scan (before
+ * 18).  The model is PostgreSQL 18's: a skipped column contributes as
+ * many primitive scans as it has distinct values (from its statistics,
+ * scaled by the selectivity of its range quals; one more without them, for
+ * the first value), each bounded by the equality a skip array gives it.  So
+ * a primitive scan is priced by btcostestimate() on a copy of the path
+ * where each skipped column has "col = $n" (a parameter, so that its
+ * selectivity is 1/ndistinct), and the scan costs that many of them.
+ * Returns false, with nothing priced, where 18 would not count on skipping
+ * either: a skipped column that is an expression or has no statistics,
+ * or more primitive scans than the index has pages.  Sets the startup and
+ * total cost and the pages read.  No locks; errors only from the
+ * selectivity functions.
+ */
+#if !FBT_COST_MODEL_ASSUMES_SKIP_SCAN
+static bool
+_fbt_skip_price(PlannerInfo *root, IndexPath *path, IndexOptInfo *index,
+				double loop_count, Cost *startup, Cost *total, double *pages)
+{
+	IndexPath	pathcopy = *path;
+	List	   *clauses = NIL;
+	bool		haseq[INDEX_MAX_KEYS];
+	double		nscans = 1.0;
+	int			lasteq = -1;
+	int			col;
+	ListCell   *lc;
+	Selectivity sel;
+	double		corr;
+	RangeTblEntry *rte = planner_rt_fetch(index->rel->relid, root);
+
+	memset(haseq, 0, sizeof(haseq));
+	foreach(lc, path->indexclauses)
+	{
+		IndexClause *iclause = lfirst_node(IndexClause, lc);
+		ListCell   *lc2;
+
+		foreach(lc2, iclause->indexquals)
+		{
+			Expr	   *clause = lfirst_node(RestrictInfo, lc2)->clause;
+			Oid			opno = InvalidOid;
+
+			if (IsA(clause, OpExpr))
+				opno = ((OpExpr *) clause)->opno;
+			else if (IsA(clause, ScalarArrayOpExpr) &&
+					 ((ScalarArrayOpExpr *) clause)->useOr)
+				opno = ((ScalarArrayOpExpr *) clause)->opno;
+			else if (IsA(clause, NullTest) &&
+					 ((NullTest *) clause)->nulltesttype == IS_NULL)
+				haseq[iclause->indexcol] = true;
+			if (OidIsValid(opno) &&
+				get_op_opfamily_strategy(opno,
+										 index->opfamily[iclause->indexcol]) ==
+				BTEqualStrategyNumber)
+				haseq[iclause->indexcol] = true;
+		}
+	}
+	for (col = 0; col < index->nkeycolumns; col++)
+		if (haseq[col])
+			lasteq = col;
+
+	for (col = 0; col <= lasteq; col++)
+	{
+		List	   *colquals = NIL;
+
+		foreach(lc, path->indexclauses)
+		{
+			IndexClause *iclause = lfirst_node(IndexClause, lc);
+
+			if (iclause->indexcol == col)
+			{
+				clauses = lappend(clauses, iclause);
+				colquals = list_concat(colquals, iclause->indexquals);
+			}
+		}
+		if (!haseq[col])
+		{
+			AttrNumber	attno = index->indexkeys[col];
+			Oid			typid;
+			int32		typmod;
+			Oid			typcoll;
+			Oid			eqop;
+			Var		   *var;
+			Param	   *param;
+			Expr	   *eq;
+			IndexClause *fake;
+			VariableStatData vardata;
+			double		ndistinct;
+			bool		isdefault;
+
+			if (attno == 0 || rte->rtekind != RTE_RELATION)
+				return false;	/* an expression: no plain statistics */
+			get_atttypetypmodcoll(rte->relid, attno, &typid, &typmod,
+								  &typcoll);
+			var = makeVar(index->rel->relid, attno, typid, typmod, typcoll, 0);
+			examine_variable(root, (Node *) var, index->rel->relid, &vardata);
+			ndistinct = get_variable_numdistinct(&vardata, &isdefault);
+			ReleaseVariableStats(vardata);
+			if (isdefault)
+				return false;
+			if (colquals != NIL)
+				ndistinct = Max(rint(ndistinct *
+									 clauselist_selectivity(root, colquals,
+															index->rel->relid,
+															JOIN_INNER, NULL)),
+								1.0);
+			else
+				ndistinct += 1.0;
+			nscans *= ndistinct;
+			if (nscans > Max(index->pages, 1))
+				return false;
+
+			eqop = get_opfamily_member(index->opfamily[col],
+									   index->opcintype[col],
+									   index->opcintype[col],
+									   BTEqualStrategyNumber);
+			if (!OidIsValid(eqop))
+				return false;
+			param = makeNode(Param);
+			param->paramkind = PARAM_EXEC;
+			param->paramid = 0;
+			param->paramtype = typid;
+			param->paramtypmod = typmod;
+			param->paramcollid = typcoll;
+			param->location = -1;
+			eq = make_opclause(eqop, BOOLOID, false, (Expr *) var,
+							   (Expr *) param, InvalidOid,
+							   index->indexcollations[col]);
+			set_opfuncid((OpExpr *) eq);
+			fake = makeNode(IndexClause);
+			fake->rinfo = make_simple_restrictinfo(root, eq);
+			fake->indexquals = list_make1(fake->rinfo);
+			fake->lossy = false;
+			fake->indexcol = col;
+			fake->indexcols = NIL;
+			clauses = lappend(clauses, fake);
+		}
+	}
+	/* the later columns' clauses, after an equality: filters or bounds */
+	foreach(lc, path->indexclauses)
+	{
+		IndexClause *iclause = lfirst_node(IndexClause, lc);
+
+		if (iclause->indexcol > lasteq)
+			clauses = lappend(clauses, iclause);
+	}
+
+	pathcopy.indexinfo = index;
+	pathcopy.indexclauses = clauses;
+	btcostestimate(root, &pathcopy, loop_count, startup, total, &sel, &corr,
+				   pages);
+	*total = *startup + (*total - *startup) * nscans;
+	*pages = Min(*pages * nscans, Max(index->pages, 1));
+	return true;
+}
+#endif
+
+/*
  * fbtcostestimate() -- amcostestimate: cost a fastbtree index exactly as
  * btree costs the same index.
  *
@@ -408,16 +647,42 @@ fbtcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 
 	/*
 	 * Since PostgreSQL 18, btcostestimate() prices quals on a column after
-	 * one without an equality as a skip scan would run them, which
-	 * fastbtree does not do: it reads the whole range that the leading
-	 * quals bound, and tests the others on each tuple (as 15's btree and its
-	 * cost model did).  Price that range instead, keeping the selectivity
+	 * one without an equality as a skip scan would run them.  fastbtree
+	 * skips only to reach an equality on a later column; otherwise (only
+	 * ranges on later columns, or fastbtree.skip_scan off) it reads the
+	 * whole range that the leading quals bound, and tests the others on
+	 * each tuple (as 15's btree and its cost model did).  Price that range instead, keeping the selectivity
 	 * of all the quals (what the heap is read for), and add the per-tuple
 	 * cost of the quals tested on the way (one operator each, over the
 	 * table's tuples the bound quals select: boundsel is relative to the
 	 * whole table and includes a partial index's predicate already).
 	 */
-	if (!FBT_COST_MODEL_ASSUMES_SKIP_SCAN)
+#if !FBT_COST_MODEL_ASSUMES_SKIP_SCAN
+	{
+		/*
+		 * Before 18, btree's model reads the range of the leading quals
+		 * whole; where fastbtree skips, price the skip scan as 18 does, if
+		 * that is cheaper (where it is not, the scan moves along the leaves
+		 * rather than descend, and costs about the range read).
+		 */
+		Cost		startup;
+		Cost		total;
+		double		pages;
+
+		if (_fbt_skip_applies(&index, path->indexclauses) &&
+			_fbt_skip_price(root, path, &index, loop_count, &startup, &total,
+							&pages) &&
+			total < *indexTotalCost)
+		{
+			*indexStartupCost = startup;
+			*indexTotalCost = total;
+			*indexPages = pages;
+		}
+		return;
+	}
+#endif
+	/* where fastbtree skips too, btree's price is the price */
+	if (_fbt_skip_applies(&index, path->indexclauses))
 		return;
 	/* quals on the first column only all bound the range (the usual case) */
 	{

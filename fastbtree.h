@@ -840,6 +840,9 @@ typedef struct FbtScanPosData
 	int			firstItem;		/* first valid index in items[] */
 	int			lastItem;		/* last valid index in items[] */
 	int			itemIndex;		/* current index in items[] */
+	ScanDirection dir;			/* direction the page was read in */
+	bool		needPrimScan;	/* array mode: the scan goes on with a new
+								 * descent, not at a sibling (fbtarray.c) */
 	FbtScanPosItem items[FBT_MAX_TIDS_PER_PAGE];
 } FbtScanPosData;
 
@@ -847,7 +850,15 @@ typedef FbtScanPosData *FbtScanPos;
 
 #define FbtScanPosIsValid(pos) BlockNumberIsValid((pos).currPage)
 
-/* One = ANY(array) scan key, expanded into its sorted distinct elements */
+/*
+ * One = ANY(array) scan key, expanded into its sorted distinct elements, or
+ * a skip array (fbtarray.c): the values of a column without an equality
+ * key, found in the index as the scan goes, within the column's range
+ * keys.  A skip array's current element is a value (skip_state
+ * FBT_SKIP_VALUE, possibly NULL), the start of its range in the scan
+ * direction (FBT_SKIP_START) or "just past skip_value" in the scan
+ * direction (FBT_SKIP_AFTER).
+ */
 typedef struct FbtArrayKeyInfo
 {
 	int			scan_key;		/* index into so->keyData */
@@ -855,12 +866,42 @@ typedef struct FbtArrayKeyInfo
 	int			mark_elem;		/* element at ammarkpos time */
 	int			num_elems;		/* count of elements, after dedup */
 	Datum	   *elem_values;	/* sorted distinct elements, index order */
+	/* skip arrays only */
+	bool		skip;
+	int8		skip_state;		/* FBT_SKIP_* */
+	bool		skip_null;		/* the value is NULL */
+	int8		skip_incr;		/* integer width with a next-value step, or 0 */
+	int16		skip_typlen;
+	bool		skip_typbyval;
+	Datum		skip_value;
+	char	   *skip_buf;		/* the value's copy (by-reference types) */
+	Size		skip_bufsize;
+	int8		mark_state;		/* the same at ammarkpos time */
+	bool		mark_null;
+	Datum		mark_value;
+	char	   *mark_buf;
+	Size		mark_bufsize;
 } FbtArrayKeyInfo;
+
+#define FBT_SKIP_VALUE	0
+#define FBT_SKIP_START	1
+#define FBT_SKIP_AFTER	2
+
+/* How a tuple stands against the array keys' current elements (fbtarray.c) */
+typedef enum FbtArrayResult
+{
+	FBT_ARR_MATCH,				/* equal on every required column */
+	FBT_ARR_BEFORE,				/* before the elements in scan direction */
+	FBT_ARR_AFTER,				/* past them (only when not advancing) */
+	FBT_ARR_TRUNCATED,			/* a pivot truncated before it could tell */
+	FBT_ARR_END					/* past every element: the scan is over */
+} FbtArrayResult;
 
 /* Where a preprocessed search key may end the scan (see fbtutils.c) */
 #define FBT_SK_REQFWD		0x00010000	/* failure ends a forward scan */
 #define FBT_SK_REQBKWD		0x00020000	/* failure ends a backward scan */
 #define FBT_SK_ARRAY_FILTER	0x00040000	/* = ANY key tested by membership */
+#define FBT_SK_SKIP			0x00080000	/* a skip array's key (fbtarray.c) */
 
 typedef struct FbtScanOpaqueData
 {
@@ -897,6 +938,26 @@ typedef struct FbtScanOpaqueData
 	int			numFilterArrays;
 	FbtArrayKeyInfo *arrayKeys;
 	MemoryContext arrayContext;
+
+	/*
+	 * Array mode (fbtarray.c): the required arrays, skip arrays included,
+	 * are advanced by the tuples read, in one pass along the leaves, with
+	 * a new descent only when the next elements lie beyond the page.  The
+	 * required columns are 0 .. nreqcols - 1; colKeys[colKeyStart[c] ..
+	 * colKeyStart[c + 1] - 1] are the keys on column c other than its
+	 * array, colArray[c] the index of its array in arrayKeys or -1;
+	 * filterKeys are the keys on later columns, tested on matches only.
+	 */
+	bool		arrayMode;
+	bool		needPrimScan;	/* the page read last asks for a descent */
+	bool		arraysAdvanced; /* an element moved since the last descent */
+	bool		targetMoved;	/* ... since the last look at the page's end */
+	int			nreqcols;
+	int16		colKeyStart[INDEX_MAX_KEYS + 1];
+	int8		colArray[INDEX_MAX_KEYS];
+	int16	   *colKeys;
+	int16	   *filterKeys;
+	int			numFilterKeys;
 
 	/*
 	 * Row comparison keys: per key, the copy of its members (NULL for
@@ -1224,6 +1285,22 @@ extern void _fbt_mark_array_keys(IndexScanDesc scan);
 extern void _fbt_restore_array_keys(IndexScanDesc scan);
 extern bool _fbt_checkkeys(IndexScanDesc scan, IndexTuple tuple, int tupnatts,
 						   ScanDirection dir, bool *continuescan);
+extern bool _fbt_checkkey(IndexScanDesc scan, int i, IndexTuple tuple,
+						  int tupnatts, ScanDirection dir, bool *continuescan);
+
+/* fbtarray.c */
+extern bool fbt_skip_scan;
+extern bool _fbt_array_mode_eligible(IndexScanDesc scan);
+extern int	_fbt_add_skip_keys(IndexScanDesc scan, bool *haseq);
+extern void _fbt_plan_array_mode(IndexScanDesc scan);
+extern void _fbt_skip_start(FbtArrayKeyInfo *ak);
+extern void _fbt_skip_mark(IndexScanDesc scan, FbtArrayKeyInfo *ak);
+extern void _fbt_skip_restore(IndexScanDesc scan, FbtArrayKeyInfo *ak);
+extern FbtArrayResult _fbt_array_check(IndexScanDesc scan, IndexTuple tuple,
+									   int tupnatts, ScanDirection dir,
+									   bool advance);
+extern bool _fbt_array_filter(IndexScanDesc scan, IndexTuple tuple,
+							  int tupnatts, ScanDirection dir);
 
 /* fbtvacuum.c */
 extern IndexBulkDeleteResult *fbtbulkdelete(IndexVacuumInfo *info,

@@ -282,7 +282,9 @@ fbtbeginscan(Relation rel, int nkeys, int norderbys)
 	 * and pfrees would cost more than the descent.
 	 */
 	{
-		int			n = Max(nkeys, 1);
+		/* room for a skip array key on every column but the last */
+		int			n = Max(nkeys +
+							IndexRelationGetNumberOfKeyAttributes(rel) - 1, 1);
 		Size		sizes[10] = {
 			sizeof(ScanKeyData) * n, sizeof(StrategyNumber) * n,
 			sizeof(FmgrInfo) * n, sizeof(uint8) * n, sizeof(uint8) * n,
@@ -318,6 +320,8 @@ fbtbeginscan(Relation rel, int nkeys, int norderbys)
 	so->numArrayKeys = 0;
 	so->numFilterArrays = 0;
 	so->arrayContext = NULL;
+	so->arrayMode = false;
+	so->needPrimScan = false;
 	so->rowMembers = NULL;
 	so->rowNMembers = NULL;
 	so->currTuples = NULL;
@@ -553,6 +557,186 @@ _fbt_readitem(IndexScanDesc scan, Page page, OffsetNumber offnum)
 }
 
 /*
+ * The part of _fbt_readpage() for array-mode scans (fbtarray.c): collect
+ * the items of the page from offnum on in direction dir that match the
+ * target of the arrays, moving the arrays as the items go by.  Stops early
+ * when the target moved past the page's last tuple in scan direction;
+ * then, or when the page ends before the target, sets
+ * so->currPos.needPrimScan (a new descent goes on) instead of
+ * moreRight/moreLeft.  A high key that cannot tell (suffix-truncated
+ * before the columns that decide) sends the scan to the sibling, as does
+ * a page that ends before the target without the arrays having moved
+ * since the descent (a new descent would land here again).
+ */
+static void
+_fbt_readpage_arrays(IndexScanDesc scan, ScanDirection dir,
+					 OffsetNumber offnum, Page page, FbtPageOpaque opaque,
+					 OffsetNumber minoff, OffsetNumber maxoff)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	Relation	rel = scan->indexRelation;
+	int			natts = IndexRelationGetNumberOfAttributes(rel);
+	FbtArrayResult r = FBT_ARR_MATCH;
+	bool		more = true;
+	bool		primscan = false;
+	int			itemIndex;
+
+	so->targetMoved = false;
+	if (ScanDirectionIsForward(dir))
+	{
+		itemIndex = 0;
+		offnum = Max(offnum, minoff);
+		while (offnum <= maxoff)
+		{
+			IndexTuple	itup;
+
+			if (scan->ignore_killed_tuples &&
+				ItemIdIsDead(PageGetItemId(page, offnum)))
+			{
+				offnum = OffsetNumberNext(offnum);
+				continue;
+			}
+			itup = _fbt_readitem(scan, page, offnum);
+			r = _fbt_array_check(scan, itup, natts, dir, true);
+			if (r == FBT_ARR_MATCH)
+			{
+				if (_fbt_array_filter(scan, itup, natts, dir))
+				{
+					if (unlikely(itup->t_info & INDEX_AM_RESERVED_BIT))
+						itemIndex += _fbt_saveposting(scan, itemIndex, offnum,
+													  page, itup, false);
+					else
+						_fbt_saveitem(scan, itemIndex++, offnum, itup);
+				}
+			}
+			else if (r == FBT_ARR_END)
+			{
+				more = false;
+				break;
+			}
+			else if (so->targetMoved && !P_RIGHTMOST(opaque))
+			{
+				IndexTuple	hikey = _fbt_readitem(scan, page, P_HIKEY);
+
+				/* does the new target lie beyond this page? */
+				so->targetMoved = false;
+				if (_fbt_array_check(scan, hikey,
+									 FbtTupleGetNAtts(hikey, rel), dir,
+									 false) == FBT_ARR_BEFORE)
+				{
+					more = false;
+					primscan = true;
+					break;
+				}
+			}
+			offnum = OffsetNumberNext(offnum);
+		}
+		if (P_RIGHTMOST(opaque))
+			more = false;
+		else if (more)
+		{
+			IndexTuple	hikey = _fbt_readitem(scan, page, P_HIKEY);
+
+			r = _fbt_array_check(scan, hikey, FbtTupleGetNAtts(hikey, rel),
+								 dir, true);
+			if (r == FBT_ARR_END)
+				more = false;
+			else if (r == FBT_ARR_BEFORE)
+			{
+				more = false;
+				primscan = true;
+			}
+		}
+		if (primscan && !so->arraysAdvanced)
+		{
+			primscan = false;
+			more = true;
+		}
+		so->currPos.moreRight = more;
+		so->currPos.firstItem = 0;
+		so->currPos.lastItem = itemIndex - 1;
+		so->currPos.itemIndex = 0;
+	}
+	else
+	{
+		itemIndex = FBT_MAX_TIDS_PER_PAGE;
+		offnum = Min(offnum, maxoff);
+		while (offnum >= minoff)
+		{
+			bool		dead = scan->ignore_killed_tuples &&
+				ItemIdIsDead(PageGetItemId(page, offnum));
+			IndexTuple	itup;
+
+			/* the first item is always looked at: it decides moreLeft */
+			if (dead && offnum > minoff)
+			{
+				offnum = OffsetNumberPrev(offnum);
+				continue;
+			}
+			itup = _fbt_readitem(scan, page, offnum);
+			r = _fbt_array_check(scan, itup, natts, dir, true);
+			if (r == FBT_ARR_MATCH)
+			{
+				if (!dead && _fbt_array_filter(scan, itup, natts, dir))
+				{
+					if (unlikely(itup->t_info & INDEX_AM_RESERVED_BIT))
+					{
+						itemIndex -= FbtTupleIsPosting(itup) ?
+							FbtTupleGetNPosting(itup) : 1;
+						(void) _fbt_saveposting(scan, itemIndex, offnum, page,
+												itup, true);
+					}
+					else
+						_fbt_saveitem(scan, --itemIndex, offnum, itup);
+				}
+			}
+			else if (r == FBT_ARR_END)
+			{
+				more = false;
+				break;
+			}
+			else if (so->targetMoved && offnum > minoff)
+			{
+				IndexTuple	first = _fbt_readitem(scan, page, minoff);
+
+				/* does the new target lie left of this page? */
+				so->targetMoved = false;
+				if (_fbt_array_check(scan, first, natts, dir, false) ==
+					FBT_ARR_BEFORE)
+				{
+					more = false;
+					primscan = true;
+					break;
+				}
+			}
+			offnum = OffsetNumberPrev(offnum);
+		}
+		if (P_LEFTMOST(opaque))
+		{
+			more = false;
+			primscan = false;	/* nothing lies left of this page */
+		}
+		else if (more && r == FBT_ARR_BEFORE)
+		{
+			/* the first item lies before the target */
+			more = false;
+			primscan = true;
+		}
+		if (primscan && !so->arraysAdvanced)
+		{
+			primscan = false;
+			more = !P_LEFTMOST(opaque);
+		}
+		so->currPos.moreLeft = more;
+		so->currPos.firstItem = itemIndex;
+		so->currPos.lastItem = FBT_MAX_TIDS_PER_PAGE - 1;
+		so->currPos.itemIndex = FBT_MAX_TIDS_PER_PAGE - 1;
+	}
+	so->currPos.needPrimScan = primscan;
+	so->needPrimScan = primscan;
+}
+
+/*
  * _fbt_readpage() -- collect the matching items of the leaf in
  * so->currPos.buf (pinned and share-locked), starting at offnum and going
  * in direction dir.  Sets moreRight/moreLeft from the required keys.
@@ -589,8 +773,12 @@ _fbt_readpage(IndexScanDesc scan, ScanDirection dir, OffsetNumber offnum)
 	so->currPos.nextPage = opaque->fbto_next;
 	so->currPos.prevPage = opaque->fbto_prev;
 	so->currPos.nextTupleOffset = 0;
+	so->currPos.dir = dir;
+	so->currPos.needPrimScan = false;
 
-	if (ScanDirectionIsForward(dir))
+	if (so->arrayMode)
+		_fbt_readpage_arrays(scan, dir, offnum, page, opaque, minoff, maxoff);
+	else if (ScanDirectionIsForward(dir))
 	{
 		itemIndex = 0;
 		offnum = Max(offnum, minoff);
@@ -828,10 +1016,14 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 	pgstat_count_index_scan(rel);
 	fbt_count_index_search(scan);
 	inskey.pivotsearch = false;
+	so->needPrimScan = false;
+	so->arraysAdvanced = false;
 
 	for (col = 0; col < nkeyatts; col++)
 	{
 		int			chosen = -1;
+		int			skipkey = -1;
+		bool		skipafter = false;
 
 		for (i = 0; i < so->numberOfKeys; i++)
 		{
@@ -839,6 +1031,11 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 
 			if (so->keyData[i].sk_attno != col + 1)
 				continue;
+			if (so->keyData[i].sk_flags & FBT_SK_SKIP)
+			{
+				skipkey = i;
+				continue;
+			}
 			if (s == BTEqualStrategyNumber)
 			{
 				chosen = i;
@@ -850,6 +1047,23 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 				 (s == BTGreaterStrategyNumber ||
 				  s == BTGreaterEqualStrategyNumber)))
 				chosen = i;
+		}
+
+		/*
+		 * A skip array (the column has no equality key) positions by its
+		 * value, or past it ("> v" going forward), or, at the start of its
+		 * range, by the column's bound like any column without one.
+		 */
+		if (skipkey >= 0)
+		{
+			FbtArrayKeyInfo *ak = &so->arrayKeys[so->colArray[col]];
+
+			Assert(ak->skip && ak->scan_key == skipkey);
+			if (ak->skip_state != FBT_SKIP_START)
+			{
+				chosen = skipkey;
+				skipafter = (ak->skip_state == FBT_SKIP_AFTER);
+			}
 		}
 		if (chosen < 0)
 			break;
@@ -900,6 +1114,9 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 			}
 			keysCount++;
 			strat_total = so->keyStrategy[chosen];
+			if (skipafter)
+				strat_total = ScanDirectionIsBackward(dir) ?
+					BTLessStrategyNumber : BTGreaterStrategyNumber;
 		}
 		if (strat_total != BTEqualStrategyNumber)
 			break;
@@ -1056,6 +1273,21 @@ _fbt_steppage(IndexScanDesc scan, ScanDirection dir)
 	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
 	Relation	rel = scan->indexRelation;
 
+	/*
+	 * Array mode: the page decided whether a new descent follows it in the
+	 * direction it was read in.  A scan that turned starts its arrays over
+	 * in the new direction: the pages it reads move them where they belong
+	 * (every tuple between here and the next match has been found not to
+	 * match, in either direction).
+	 */
+	if (so->arrayMode)
+	{
+		if (so->currPos.dir != dir)
+			(void) _fbt_start_array_keys(scan, dir);
+		else
+			so->needPrimScan = so->currPos.needPrimScan;
+	}
+
 	/* a mark on this page must survive our leaving it */
 	if (so->markItemIndex >= 0)
 	{
@@ -1186,6 +1418,31 @@ fbtgettuple(IndexScanDesc scan, ScanDirection dir)
 	if (!FbtScanPosIsValid(so->currPos) && !_fbt_start_array_keys(scan, dir))
 		return false;
 
+	/* array mode: one pass, a new descent where the page asks for one */
+	if (so->arrayMode)
+	{
+		if (!FbtScanPosIsValid(so->currPos))
+			res = _fbt_first(scan, dir);
+		else
+		{
+			if (scan->kill_prior_tuple)
+			{
+				if (so->killedItems == NULL)
+					so->killedItems = (int *)
+						palloc(FBT_MAX_TIDS_PER_PAGE * sizeof(int));
+				if (so->numKilled < FBT_MAX_TIDS_PER_PAGE)
+					so->killedItems[so->numKilled++] = so->currPos.itemIndex;
+			}
+			res = _fbt_next(scan, dir);
+		}
+		while (!res && so->needPrimScan)
+		{
+			CHECK_FOR_INTERRUPTS();
+			res = _fbt_first(scan, dir);
+		}
+		return res;
+	}
+
 	do
 	{
 		if (!FbtScanPosIsValid(so->currPos))
@@ -1227,6 +1484,7 @@ fbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 
 	do
 	{
+		CHECK_FOR_INTERRUPTS();
 		if (_fbt_first(scan, ForwardScanDirection))
 		{
 			do
@@ -1240,8 +1498,9 @@ fbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm)
 				}
 			} while (_fbt_steppage(scan, ForwardScanDirection));
 		}
-	} while (so->numArrayKeys > 0 &&
-			 _fbt_advance_array_keys(scan, ForwardScanDirection));
+	} while (so->arrayMode ? so->needPrimScan :
+			 (so->numArrayKeys > 0 &&
+			  _fbt_advance_array_keys(scan, ForwardScanDirection)));
 
 	return ntids;
 }

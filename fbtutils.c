@@ -622,6 +622,7 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 	int			nkeys = scan->numberOfKeys;
 	bool		haseq[INDEX_MAX_KEYS];
 	bool		hadkeys;
+	bool		eligible;
 	MemoryContext oldcxt;
 	int			i;
 
@@ -671,11 +672,16 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 	if (so->sortContext != NULL)
 		MemoryContextReset(so->sortContext);
 
-	/* array elements live in a context of their own, made on first use */
+	/*
+	 * Array elements and skip array values live in a context of their own,
+	 * made on first use.
+	 */
 	for (i = 0; i < nkeys; i++)
 		if (scan->keyData[i].sk_flags & SK_SEARCHARRAY)
 			break;
-	if (i < nkeys && so->arrayContext == NULL)
+	if ((i < nkeys ||
+		 (fbt_skip_scan && IndexRelationGetNumberOfKeyAttributes(rel) > 1)) &&
+		so->arrayContext == NULL)
 		so->arrayContext = AllocSetContextCreate(GetMemoryChunkContext(so),
 												 "fastbtree array keys",
 												 ALLOCSET_SMALL_SIZES);
@@ -770,6 +776,7 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 					else
 					{
 						ak->scan_key = i;
+						ak->skip = false;
 						ak->num_elems = nelem;
 						ak->cur_elem = 0;
 						ak->mark_elem = 0;
@@ -823,11 +830,16 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 	/*
 	 * Required keys: those on columns all of whose predecessors have an
 	 * equality key.  Keys arrive grouped by column, but don't rely on it.
+	 * Skip arrays (fbtarray.c) give an equality key to the columns before
+	 * the last one with one, where array mode can run the scan.
 	 */
 	for (i = 0; i < nkeys; i++)
 		if (so->keyStrategy[i] == BTEqualStrategyNumber)
 			haseq[so->keyData[i].sk_attno - 1] = true;
-	for (i = 0; i < nkeys; i++)
+	eligible = _fbt_array_mode_eligible(scan);
+	if (eligible)
+		(void) _fbt_add_skip_keys(scan, haseq);
+	for (i = 0; i < so->numberOfKeys; i++)
 	{
 		ScanKey		key = &so->keyData[i];
 		int			col;
@@ -913,6 +925,10 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 	}
 
 	MemoryContextSwitchTo(oldcxt);
+
+	so->arrayMode = false;
+	if (eligible)
+		_fbt_plan_array_mode(scan);
 }
 
 static void
@@ -935,14 +951,22 @@ _fbt_start_array_keys(IndexScanDesc scan, ScanDirection dir)
 	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
 	int			i;
 
+	so->needPrimScan = false;
+	so->arraysAdvanced = true;
 	if (!so->qual_ok)
 		return false;
 	for (i = 0; i < so->numArrayKeys; i++)
 	{
 		FbtArrayKeyInfo *ak = &so->arrayKeys[i];
 
-		_fbt_set_array_elem(scan, ak, ScanDirectionIsBackward(dir) ?
-							ak->num_elems - 1 : 0);
+		if (ak->skip)
+		{
+			_fbt_skip_start(ak);
+			so->keyData[ak->scan_key].sk_flags &= ~SK_ISNULL;
+		}
+		else
+			_fbt_set_array_elem(scan, ak, ScanDirectionIsBackward(dir) ?
+								ak->num_elems - 1 : 0);
 	}
 	return true;
 }
@@ -986,7 +1010,12 @@ _fbt_mark_array_keys(IndexScanDesc scan)
 	int			i;
 
 	for (i = 0; i < so->numArrayKeys; i++)
-		so->arrayKeys[i].mark_elem = so->arrayKeys[i].cur_elem;
+	{
+		if (so->arrayKeys[i].skip)
+			_fbt_skip_mark(scan, &so->arrayKeys[i]);
+		else
+			so->arrayKeys[i].mark_elem = so->arrayKeys[i].cur_elem;
+	}
 }
 
 void
@@ -996,7 +1025,13 @@ _fbt_restore_array_keys(IndexScanDesc scan)
 	int			i;
 
 	for (i = 0; i < so->numArrayKeys; i++)
-		_fbt_set_array_elem(scan, &so->arrayKeys[i], so->arrayKeys[i].mark_elem);
+	{
+		if (so->arrayKeys[i].skip)
+			_fbt_skip_restore(scan, &so->arrayKeys[i]);
+		else
+			_fbt_set_array_elem(scan, &so->arrayKeys[i],
+								so->arrayKeys[i].mark_elem);
+	}
 }
 
 /*
@@ -1149,6 +1184,81 @@ _fbt_check_rowcompare(ScanKey header, IndexTuple tuple, int tupnatts,
 }
 
 /*
+ * Test key i on a tuple: the body of _fbt_checkkeys() for one key (see
+ * there).  Sets *continuescan = false when the key is required in
+ * direction dir and no later tuple can pass it.
+ */
+static inline bool
+_fbt_checkkey_inline(FbtScanOpaque so, int i, IndexTuple tuple, int tupnatts,
+					 TupleDesc tupdesc, ScanDirection dir, bool *continuescan)
+{
+	ScanKey		key = &so->keyData[i];
+	int			reqflag = ScanDirectionIsBackward(dir) ?
+		FBT_SK_REQBKWD : FBT_SK_REQFWD;
+	Datum		datum;
+	bool		isNull;
+	bool		ok;
+
+	if (key->sk_flags & SK_ROW_HEADER)
+		return _fbt_check_rowcompare(key, tuple, tupnatts, tupdesc, dir,
+									 continuescan);
+	if (key->sk_attno > tupnatts)
+		return true;
+	datum = index_getattr(tuple, key->sk_attno, tupdesc, &isNull);
+
+	if (key->sk_flags & (SK_SEARCHNULL | SK_SEARCHNOTNULL))
+	{
+		if ((key->sk_flags & SK_SEARCHNULL) ? isNull : !isNull)
+			return true;
+		if (key->sk_flags & reqflag)
+			*continuescan = false;
+		return false;
+	}
+
+	if (isNull)
+	{
+		if (_fbt_null_ends_scan(key->sk_flags, dir))
+			*continuescan = false;
+		return false;
+	}
+
+	if (so->keyCmpKind[i] != FBT_CMP_FMGR)
+		ok = _fbt_machine_test((FbtCmpKind) so->keyCmpKind[i],
+							   key->sk_strategy, so->keyIarg[i],
+							   so->keyFarg[i], datum);
+	else if (key->sk_flags & FBT_SK_ARRAY_FILTER)
+		ok = _fbt_array_member(so, i, datum);	/* never required */
+	else
+		ok = DatumGetBool(FunctionCall2Coll(&key->sk_func,
+											key->sk_collation,
+											datum, key->sk_argument));
+	if (!ok)
+	{
+		if (key->sk_flags & reqflag)
+			*continuescan = false;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * _fbt_checkkey() -- test key i of the scan's preprocessed keys (not a
+ * skip array's) on a leaf tuple, as _fbt_checkkeys() tests each key.
+ * Sets *continuescan as it does.
+ */
+bool
+_fbt_checkkey(IndexScanDesc scan, int i, IndexTuple tuple, int tupnatts,
+			  ScanDirection dir, bool *continuescan)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+
+	*continuescan = true;
+	return _fbt_checkkey_inline(so, i, tuple, tupnatts,
+								RelationGetDescr(scan->indexRelation), dir,
+								continuescan);
+}
+
+/*
  * _fbt_checkkeys() -- does a leaf tuple satisfy all search keys?
  *
  * tuple: a leaf data item of the page being read (locked by the caller),
@@ -1159,7 +1269,7 @@ _fbt_check_rowcompare(ScanKey header, IndexTuple tuple, int tupnatts,
  * Sets *continuescan = false when a required key fails in a way that no
  * later tuple in direction dir can satisfy (nbtree's _bt_checkkeys rules,
  * including NULLs met by a required key at the end of the index where
- * NULLs sort).
+ * NULLs sort).  Not for array-mode scans (fbtarray.c).
  */
 bool
 _fbt_checkkeys(IndexScanDesc scan, IndexTuple tuple, int tupnatts,
@@ -1167,61 +1277,12 @@ _fbt_checkkeys(IndexScanDesc scan, IndexTuple tuple, int tupnatts,
 {
 	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
 	TupleDesc	tupdesc = RelationGetDescr(scan->indexRelation);
-	int			reqflag = ScanDirectionIsBackward(dir) ?
-		FBT_SK_REQBKWD : FBT_SK_REQFWD;
 	int			i;
 
 	*continuescan = true;
 	for (i = 0; i < so->numberOfKeys; i++)
-	{
-		ScanKey		key = &so->keyData[i];
-		Datum		datum;
-		bool		isNull;
-		bool		ok;
-
-		if (key->sk_flags & SK_ROW_HEADER)
-		{
-			if (!_fbt_check_rowcompare(key, tuple, tupnatts, tupdesc, dir,
-									   continuescan))
-				return false;
-			continue;
-		}
-		if (key->sk_attno > tupnatts)
-			continue;
-		datum = index_getattr(tuple, key->sk_attno, tupdesc, &isNull);
-
-		if (key->sk_flags & (SK_SEARCHNULL | SK_SEARCHNOTNULL))
-		{
-			if ((key->sk_flags & SK_SEARCHNULL) ? isNull : !isNull)
-				continue;
-			if (key->sk_flags & reqflag)
-				*continuescan = false;
+		if (!_fbt_checkkey_inline(so, i, tuple, tupnatts, tupdesc, dir,
+								  continuescan))
 			return false;
-		}
-
-		if (isNull)
-		{
-			if (_fbt_null_ends_scan(key->sk_flags, dir))
-				*continuescan = false;
-			return false;
-		}
-
-		if (so->keyCmpKind[i] != FBT_CMP_FMGR)
-			ok = _fbt_machine_test((FbtCmpKind) so->keyCmpKind[i],
-								   key->sk_strategy, so->keyIarg[i],
-								   so->keyFarg[i], datum);
-		else if (key->sk_flags & FBT_SK_ARRAY_FILTER)
-			ok = _fbt_array_member(so, i, datum);	/* never required */
-		else
-			ok = DatumGetBool(FunctionCall2Coll(&key->sk_func,
-												key->sk_collation,
-												datum, key->sk_argument));
-		if (!ok)
-		{
-			if (key->sk_flags & reqflag)
-				*continuescan = false;
-			return false;
-		}
-	}
 	return true;
 }

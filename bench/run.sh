@@ -58,6 +58,8 @@ CALLGRIND=no
 RESULTS_DIR="$BENCH_DIR/results"
 
 READ_WORKLOADS=(select range range_desc ios join text_c text_default twocol)
+# the scan machinery of PostgreSQL 17 and 18 (skip scan, = ANY advancement)
+SCAN_WORKLOADS=(skip any_near any_spread ios_count range1000 order_limit)
 WRITE_WORKLOADS=(insert_random insert_asc mixed update_churn)
 
 WORKLOADS=()
@@ -79,8 +81,9 @@ usage()
 	Options:
 	  --suite LIST      comma-separated workloads or groups to run, and save
 	                    bench/results/DATE-HOST.md with charts:
-	                      all     = read, write, build, probe, callgrind
+	                      all     = read, scan, write, build, probe, callgrind
 	                      read    = ${READ_WORKLOADS[*]}
+	                      scan    = ${SCAN_WORKLOADS[*]}
 	                      write   = ${WRITE_WORKLOADS[*]}
 	                      build   index build time and size
 	                      probe   in-server probes (fastbtree_probe), ns/probe
@@ -159,9 +162,10 @@ expand_suite()
 	SAVE=yes
 	for item in ${SUITE//,/ }; do
 		case "$item" in
-			all) WORKLOADS+=("${READ_WORKLOADS[@]}" "${WRITE_WORKLOADS[@]}")
+			all) WORKLOADS+=("${READ_WORKLOADS[@]}" "${SCAN_WORKLOADS[@]}" "${WRITE_WORKLOADS[@]}")
 				DO_BUILD=yes; DO_PROBE=yes; DO_CALLGRIND=yes ;;
 			read) WORKLOADS+=("${READ_WORKLOADS[@]}") ;;
+			scan) WORKLOADS+=("${SCAN_WORKLOADS[@]}") ;;
 			write) WORKLOADS+=("${WRITE_WORKLOADS[@]}") ;;
 			build) DO_BUILD=yes ;;
 			probe) DO_PROBE=yes ;;
@@ -175,7 +179,7 @@ expand_suite()
 	done
 	# keep the first occurrence of each workload, in the documented order
 	local ordered=()
-	for w in "${READ_WORKLOADS[@]}" "${WRITE_WORKLOADS[@]}"; do
+	for w in "${READ_WORKLOADS[@]}" "${SCAN_WORKLOADS[@]}" "${WRITE_WORKLOADS[@]}"; do
 		for item in "${WORKLOADS[@]}"; do
 			if [ "$item" = "$w" ] && [ -z "${seen[$w]:-}" ]; then
 				ordered+=("$w")

@@ -395,16 +395,18 @@ SELECT * FROM check_all('tt');
 -- The same statements ran on each btree/fastbtree pair, so the cumulative
 -- statistics must agree too.  (The cl_* pair is left out: CLUSTER reads a
 -- btree index only if that is cheaper than a sort, a fastbtree one always.)
--- idx_scan counts index searches (descents).  For "k IN (...)" fastbtree
--- makes one per element, as PostgreSQL 15's btree does; since 17 btree
--- goes on along the leaf level to an element on the same page instead, so
--- there fastbtree counts more, never fewer.
+-- idx_scan counts index searches (descents).  For "k IN (...)" PostgreSQL
+-- 15's btree makes one per element; fastbtree, like btree since 17, goes
+-- on along the leaf level to an element on the same page instead, so on
+-- 15 it counts fewer, never more; on 18 the two decide by rules of their
+-- own when the next element is far enough for a new descent, and count
+-- within a tenth of each other (seen: 301 and 307, 65 and 62).
 --
 SELECT pg_stat_force_next_flush();
 SELECT b.indexrelname AS btree_index,
 	CASE WHEN current_setting('server_version_num')::int >= 170000
-		 THEN f.idx_scan >= b.idx_scan
-		 ELSE f.idx_scan = b.idx_scan END AS idx_scan_ok,
+		 THEN abs(f.idx_scan - b.idx_scan) * 10 <= b.idx_scan
+		 ELSE f.idx_scan <= b.idx_scan AND f.idx_scan > 0 END AS idx_scan_ok,
 	-- (w's pair differed now and then in full runs on 18, never alone: not
 	-- yet explained, see NOTES.md; its idx_tup_read is not compared)
 	b.idx_tup_read = f.idx_tup_read OR b.indexrelname = 'w_btree'
