@@ -377,8 +377,8 @@ _fbt_bound_clauses(IndexOptInfo *index, List *indexclauses, int *nfilter)
 /*
  * _fbt_skip_applies() -- will fastbtree's scan of these index clauses
  * (IndexClause, in column order) skip (fbtarray.c): fastbtree.skip_scan
- * on, no row comparison, and an equality (=, = ANY, IS NULL) on a column
- * after one without any?  No locks; no errors.
+ * on, no row comparison, and a clause on a column after one without an
+ * equality (=, = ANY, IS NULL)?  No locks; no errors.
  */
 static bool
 _fbt_skip_applies(IndexOptInfo *index, List *indexclauses)
@@ -434,8 +434,8 @@ _fbt_skip_applies(IndexOptInfo *index, List *indexclauses)
 			if (hasarray[c])
 				return false;
 	}
-	for (col++; col < index->nkeycolumns; col++)
-		if (haseq[col])
+	foreach(lc, indexclauses)
+		if (lfirst_node(IndexClause, lc)->indexcol > col)
 			return true;
 	return false;
 }
@@ -443,7 +443,8 @@ _fbt_skip_applies(IndexOptInfo *index, List *indexclauses)
 /*
  * _fbt_skip_price() -- the price of a skip scan (fbtarray.c) of path's
  * clauses, for majors whose btcostestimate() knows no skip scan (before
- * 18).  The model is PostgreSQL 18's: a skipped column contributes as
+ * 18).  The model is PostgreSQL 18's: a skipped column (without an
+ * equality, before the last column with a clause) contributes as
  * many primitive scans as it has distinct values (from its statistics,
  * scaled by the selectivity of its range quals; one more without them, for
  * the first value), each bounded by the equality a skip array gives it.  So
@@ -465,7 +466,7 @@ _fbt_skip_price(PlannerInfo *root, IndexPath *path, IndexOptInfo *index,
 	List	   *clauses = NIL;
 	bool		haseq[INDEX_MAX_KEYS];
 	double		nscans = 1.0;
-	int			lasteq = -1;
+	int			lastkey = -1;
 	int			col;
 	ListCell   *lc;
 	Selectivity sel;
@@ -498,11 +499,10 @@ _fbt_skip_price(PlannerInfo *root, IndexPath *path, IndexOptInfo *index,
 				haseq[iclause->indexcol] = true;
 		}
 	}
-	for (col = 0; col < index->nkeycolumns; col++)
-		if (haseq[col])
-			lasteq = col;
+	foreach(lc, path->indexclauses)
+		lastkey = Max(lastkey, lfirst_node(IndexClause, lc)->indexcol);
 
-	for (col = 0; col <= lasteq; col++)
+	for (col = 0; col <= lastkey; col++)
 	{
 		List	   *colquals = NIL;
 
@@ -516,7 +516,7 @@ _fbt_skip_price(PlannerInfo *root, IndexPath *path, IndexOptInfo *index,
 				colquals = list_concat(colquals, iclause->indexquals);
 			}
 		}
-		if (!haseq[col])
+		if (!haseq[col] && col < lastkey)
 		{
 			AttrNumber	attno = index->indexkeys[col];
 			Oid			typid;
@@ -579,14 +579,6 @@ _fbt_skip_price(PlannerInfo *root, IndexPath *path, IndexOptInfo *index,
 			clauses = lappend(clauses, fake);
 		}
 	}
-	/* the later columns' clauses, after an equality: filters or bounds */
-	foreach(lc, path->indexclauses)
-	{
-		IndexClause *iclause = lfirst_node(IndexClause, lc);
-
-		if (iclause->indexcol > lasteq)
-			clauses = lappend(clauses, iclause);
-	}
 
 	pathcopy.indexinfo = index;
 	pathcopy.indexclauses = clauses;
@@ -647,11 +639,12 @@ fbtcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 
 	/*
 	 * Since PostgreSQL 18, btcostestimate() prices quals on a column after
-	 * one without an equality as a skip scan would run them.  fastbtree
-	 * skips only to reach an equality on a later column; otherwise (only
-	 * ranges on later columns, or fastbtree.skip_scan off) it reads the
-	 * whole range that the leading quals bound, and tests the others on
-	 * each tuple (as 15's btree and its cost model did).  Price that range instead, keeping the selectivity
+	 * one without an equality as a skip scan would run them, and so does
+	 * fastbtree run them (fbtarray.c), except with fastbtree.skip_scan
+	 * off or a row comparison among the quals: then it reads the whole
+	 * range that the leading quals bound, and tests the others on each
+	 * tuple (as 15's btree and its cost model did).  Price that range
+	 * instead, keeping the selectivity
 	 * of all the quals (what the heap is read for), and add the per-tuple
 	 * cost of the quals tested on the way (one operator each, over the
 	 * table's tuples the bound quals select: boundsel is relative to the

@@ -42,8 +42,8 @@
  * beside another equality key; otherwise the scan runs one primitive scan
  * per element combination, as before (fbtutils.c), as do all scans with
  * fastbtree.skip_scan off.  Skip arrays are added to columns without an
- * equality key that come before a column with one, so that the later
- * equality becomes a positioning key.
+ * equality key that come before the last column with a key, so that the
+ * later keys position the scan.
  *
  *-------------------------------------------------------------------------
  */
@@ -101,9 +101,11 @@ _fbt_array_mode_eligible(IndexScanDesc scan)
 }
 
 /*
- * _fbt_add_skip_keys() -- add a skip array key for each column without an equality key that comes before a column
- * with one.  haseq[col] (in: columns with an equality key) is set for the
- * columns given a skip array.  The keys go after the executor's in
+ * _fbt_add_skip_keys() -- add a skip array key for each column without an
+ * equality key that comes before the last column with a key (nbtree 18's
+ * rule: the last one never gets one, even with only a range).
+ * haseq[col] (in: columns with an equality key) is set for the columns
+ * given a skip array.  The keys go after the executor's in
  * so->keyData (fbtbeginscan sized it for them), the arrays to
  * so->arrayKeys; both start at the beginning of their range.  Returns the
  * number of keys added.  No locks; no errors.
@@ -114,13 +116,13 @@ _fbt_add_skip_keys(IndexScanDesc scan, bool *haseq)
 	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
 	Relation	rel = scan->indexRelation;
 	int			nkeyatts = IndexRelationGetNumberOfKeyAttributes(rel);
-	int			lasteq = -1;
+	int			lastkey = -1;
 	int			added = 0;
 	int			col;
+	int			i;
 
-	for (col = 0; col < nkeyatts; col++)
-		if (haseq[col])
-			lasteq = col;
+	for (i = 0; i < so->numberOfKeys; i++)
+		lastkey = Max(lastkey, so->keyData[i].sk_attno - 1);
 
 	/*
 	 * Until 16, btree runs an = ANY key on a column after one without an
@@ -130,7 +132,6 @@ _fbt_add_skip_keys(IndexScanDesc scan, bool *haseq)
 	if (!FBT_ARRAY_FILTERS_IN_ONE_PASS)
 	{
 		int			firstgap = 0;
-		int			i;
 
 		while (firstgap < nkeyatts && haseq[firstgap])
 			firstgap++;
@@ -141,7 +142,7 @@ _fbt_add_skip_keys(IndexScanDesc scan, bool *haseq)
 				return 0;
 	}
 
-	for (col = 0; col < lasteq; col++)
+	for (col = 0; col < lastkey; col++)
 	{
 		int			k = so->numberOfKeys;
 		ScanKey		key = &so->keyData[k];

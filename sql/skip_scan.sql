@@ -8,6 +8,9 @@
 -- q on the _bt and _fbt twins and compares rows and order; cursor_cmp
 -- scrolls a cursor on both).
 --
+-- Skip arrays go on every column without an equality before the last
+-- column with a key, whether that key is an equality or a range.
+--
 -- Covered: a leading int4 column with gaps, NULLs and the extreme values
 -- (the next-value step and its overflow), a leading text column (no
 -- next-value step), DESC and NULLS FIRST leading columns, two skipped
@@ -91,7 +94,14 @@ INSERT INTO squals VALUES
 	(22, 'nf', 'c = 1 AND b = 600'),
 	(23, 'nf', 'c = 0 AND b = ANY(''{601,602}'') AND t IS NOT NULL'),
 	(24, 'nf', 'b = 77'),
-	(25, 'nf', 'c = 2 AND b < 1000');
+	(25, 'nf', 'c = 2 AND b < 1000'),
+	(26, 'ab', 'b < 3'),
+	(27, 'ab', 'b BETWEEN 1990 AND 2100'),
+	(28, 'ab', 'a > 0 AND b >= 1998'),
+	(29, 'ab', 'b IS NOT NULL AND b > 1997'),
+	(30, 'dn', 'c = 1 AND b > 1990'),
+	(31, 'dn', 'c < 2 AND b < 5'),
+	(32, 'nf', 'c = 3 AND b IS NOT NULL AND b < 3');
 
 CALL use_indexscan();
 SELECT q.n, q.qual, c.*
@@ -136,7 +146,7 @@ CALL use_indexonlyscan();
 CREATE TEMP TABLE skip_blocks AS
 SELECT q.n, blocks('SELECT a, b FROM k_fbt WHERE ' || q.qual || ' ORDER BY a, b') AS b
 FROM squals q
-WHERE q.n IN (1, 4, 11, 14);
+WHERE q.n IN (1, 4, 11, 14, 26);
 SET fastbtree.skip_scan = off;
 SELECT q.n, q.qual,
 	s.b * 2 < blocks('SELECT a, b FROM k_fbt WHERE ' || q.qual || ' ORDER BY a, b')
