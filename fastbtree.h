@@ -949,6 +949,7 @@ typedef struct FbtScanOpaqueData
 	 * filterKeys are the keys on later columns, tested on matches only.
 	 */
 	bool		arrayMode;
+	bool		skipOnly;		/* every array is a skip array */
 	bool		needPrimScan;	/* the page read last asks for a descent */
 	bool		arraysAdvanced; /* an element moved since the last descent */
 	bool		targetMoved;	/* ... since the last look at the page's end */
@@ -1301,6 +1302,10 @@ extern FbtArrayResult _fbt_array_check(IndexScanDesc scan, IndexTuple tuple,
 									   bool advance);
 extern bool _fbt_array_filter(IndexScanDesc scan, IndexTuple tuple,
 							  int tupnatts, ScanDirection dir);
+extern bool _fbt_array_page_spans(IndexScanDesc scan, IndexTuple first,
+								  IndexTuple last);
+extern bool _fbt_array_plain(IndexScanDesc scan, IndexTuple tuple,
+							 int tupnatts, ScanDirection dir);
 
 /* fbtvacuum.c */
 extern IndexBulkDeleteResult *fbtbulkdelete(IndexVacuumInfo *info,

@@ -284,6 +284,10 @@ _fbt_plan_array_mode(IndexScanDesc scan)
 		if (so->keyData[i].sk_attno - 1 >= nreq)
 			so->filterKeys[so->numFilterKeys++] = i;
 	so->nreqcols = nreq;
+	so->skipOnly = true;
+	for (a = 0; a < so->numArrayKeys; a++)
+		if (!so->arrayKeys[a].skip)
+			so->skipOnly = false;
 	so->arrayMode = true;
 }
 
@@ -783,6 +787,64 @@ _fbt_array_check(IndexScanDesc scan, IndexTuple tuple, int tupnatts,
 			return FBT_ARR_BEFORE;
 	}
 	return FBT_ARR_MATCH;
+}
+
+/*
+ * _fbt_array_page_spans() -- may the leaf items from first to last (in
+ * scan direction, both read from the page locked by the caller) be tested
+ * without moving the arrays on each (fbtscan.c, _fbt_readpage_arrays)?
+ * Yes when every array of the scan is a skip array (each stands for every
+ * value in its column's range: a tuple matches exactly when it passes the
+ * scan's other keys) and the two items differ on the first skipped
+ * column: the page holds several of its values, and following them one by
+ * one would cost a comparison and a move per item.  nbtree 18 skips key
+ * checks within a page for the same reason (_bt_set_startikey).  No
+ * errors but the comparison proc's.
+ */
+bool
+_fbt_array_page_spans(IndexScanDesc scan, IndexTuple first, IndexTuple last)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	TupleDesc	tupdesc = RelationGetDescr(scan->indexRelation);
+	FbtArrayKeyInfo *ak;
+	ScanKey		key;
+	Datum		d1,
+				d2;
+	bool		n1,
+				n2;
+
+	if (!so->skipOnly || first == last)
+		return false;
+	ak = &so->arrayKeys[0];
+	key = &so->keyData[ak->scan_key];
+	d1 = index_getattr(first, key->sk_attno, tupdesc, &n1);
+	d2 = index_getattr(last, key->sk_attno, tupdesc, &n2);
+	return _fbt_arr_cmp(&so->keyOrderProc[ak->scan_key], key->sk_collation,
+						key->sk_flags, d1, n1, d2, n2) != 0;
+}
+
+/*
+ * _fbt_array_plain() -- does a leaf tuple pass every key of an array-mode
+ * scan whose arrays are all skip arrays, skip arrays aside (see
+ * _fbt_array_page_spans())?  Moves no array and ends nothing.  Errors:
+ * whatever the operators raise.
+ */
+bool
+_fbt_array_plain(IndexScanDesc scan, IndexTuple tuple, int tupnatts,
+				 ScanDirection dir)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	bool		continuescan;
+	int			i;
+
+	for (i = 0; i < so->numberOfKeys; i++)
+	{
+		if (so->keyData[i].sk_flags & FBT_SK_SKIP)
+			continue;
+		if (!_fbt_checkkey(scan, i, tuple, tupnatts, dir, &continuescan))
+			return false;
+	}
+	return true;
 }
 
 /*

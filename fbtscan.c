@@ -586,6 +586,37 @@ _fbt_readpage_arrays(IndexScanDesc scan, ScanDirection dir,
 	{
 		itemIndex = 0;
 		offnum = Max(offnum, minoff);
+		if (offnum < maxoff &&
+			_fbt_array_page_spans(scan, _fbt_readitem(scan, page, offnum),
+								  _fbt_readitem(scan, page, maxoff)))
+		{
+			/*
+			 * Many values of the skipped column on this page: test each
+			 * item with the keys alone, then let the last one move the
+			 * arrays, as following them item by item would have.
+			 */
+			for (; offnum <= maxoff; offnum = OffsetNumberNext(offnum))
+			{
+				IndexTuple	itup;
+
+				if (scan->ignore_killed_tuples &&
+					ItemIdIsDead(PageGetItemId(page, offnum)))
+					continue;
+				itup = _fbt_readitem(scan, page, offnum);
+				if (!_fbt_array_plain(scan, itup, natts, dir))
+					continue;
+				if (unlikely(itup->t_info & INDEX_AM_RESERVED_BIT))
+					itemIndex += _fbt_saveposting(scan, itemIndex, offnum,
+												  page, itup, false);
+				else
+					_fbt_saveitem(scan, itemIndex++, offnum, itup);
+			}
+			r = _fbt_array_check(scan, _fbt_readitem(scan, page, maxoff),
+								 natts, dir, true);
+			if (r == FBT_ARR_END)
+				more = false;
+		}
+		else
 		while (offnum <= maxoff)
 		{
 			IndexTuple	itup;
@@ -661,6 +692,37 @@ _fbt_readpage_arrays(IndexScanDesc scan, ScanDirection dir,
 	{
 		itemIndex = FBT_MAX_TIDS_PER_PAGE;
 		offnum = Min(offnum, maxoff);
+		if (offnum > minoff &&
+			_fbt_array_page_spans(scan, _fbt_readitem(scan, page, offnum),
+								  _fbt_readitem(scan, page, minoff)))
+		{
+			/* as going forward, above */
+			for (; offnum >= minoff; offnum = OffsetNumberPrev(offnum))
+			{
+				IndexTuple	itup;
+
+				if (scan->ignore_killed_tuples &&
+					ItemIdIsDead(PageGetItemId(page, offnum)))
+					continue;
+				itup = _fbt_readitem(scan, page, offnum);
+				if (!_fbt_array_plain(scan, itup, natts, dir))
+					continue;
+				if (unlikely(itup->t_info & INDEX_AM_RESERVED_BIT))
+				{
+					itemIndex -= FbtTupleIsPosting(itup) ?
+						FbtTupleGetNPosting(itup) : 1;
+					(void) _fbt_saveposting(scan, itemIndex, offnum, page,
+											itup, true);
+				}
+				else
+					_fbt_saveitem(scan, --itemIndex, offnum, itup);
+			}
+			r = _fbt_array_check(scan, _fbt_readitem(scan, page, minoff),
+								 natts, dir, true);
+			if (r == FBT_ARR_END)
+				more = false;
+		}
+		else
 		while (offnum >= minoff)
 		{
 			bool		dead = scan->ignore_killed_tuples &&
