@@ -1069,6 +1069,8 @@ extern FbtCmpKind _fbt_classify_key(Relation rel, ScanKey sk, Oid procoid,
 									int64 *iarg, double *farg, int *argwidth);
 extern void _fbt_machine_arg(FbtCmpKind kind, int argwidth, Datum arg,
 							 int64 *iarg, double *farg);
+extern int32 _fbt_machine_order(FbtCmpKind kind, int64 iarg, double farg,
+								Datum datum);
 extern bool _fbt_machine_test(FbtCmpKind kind, StrategyNumber strat,
 							  int64 iarg, double farg, Datum datum);
 extern int32 _fbt_compare(Relation rel, FbtScanInsert key, Buffer buf,

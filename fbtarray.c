@@ -453,8 +453,18 @@ _fbt_arr_key_side(FbtScanOpaque so, int k, Datum d, bool dnull)
 	}
 	if (dnull)
 		return (flags & FBT_SK_NULLS_FIRST) ? -1 : 1;
-	r = _fbt_arr_cmp(&so->keyOrderProc[k], key->sk_collation, flags, d, false,
-					 key->sk_argument, false);
+	if (so->keyCmpKind[k] != FBT_CMP_FMGR)
+	{
+		/* integers, oids and floats compare in place (fbtcompare.c) */
+		r = _fbt_machine_order((FbtCmpKind) so->keyCmpKind[k],
+							   so->keyIarg[k], so->keyFarg[k], d);
+		r = (r > 0) - (r < 0);
+		if (flags & FBT_SK_DESC)
+			r = -r;
+	}
+	else
+		r = _fbt_arr_cmp(&so->keyOrderProc[k], key->sk_collation, flags, d,
+						 false, key->sk_argument, false);
 	switch (so->keyStrategy[k])
 	{
 		case BTLessStrategyNumber:
@@ -488,9 +498,19 @@ _fbt_arr_elem_dcmp(FbtScanOpaque so, FbtArrayKeyInfo *ak, Datum d, bool dnull,
 	int			r;
 
 	if (!ak->skip)
+	{
+		if (!dnull && so->keyCmpKind[ak->scan_key] != FBT_CMP_FMGR)
+		{
+			r = _fbt_machine_order((FbtCmpKind) so->keyCmpKind[ak->scan_key],
+								   so->keyIarg[ak->scan_key],
+								   so->keyFarg[ak->scan_key], d);
+			r = (r > 0) - (r < 0);
+			return (key->sk_flags & FBT_SK_DESC) ? -fwd * r : fwd * r;
+		}
 		return fwd * _fbt_arr_cmp(proc, key->sk_collation, key->sk_flags,
 								  d, dnull, ak->elem_values[ak->cur_elem],
 								  false);
+	}
 	switch (ak->skip_state)
 	{
 		case FBT_SKIP_START:

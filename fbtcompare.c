@@ -79,6 +79,18 @@ static inline int32 _fbt_cmp_first_machine(FbtScanInsert key, IndexTuple itup);
 static inline bool _fbt_machine_kind(uint8 kind);
 
 /*
+ * _fbt_machine_order() -- three-way comparison of an index datum with a
+ * machine argument (from _fbt_machine_arg()) of a key of machine kind kind:
+ * negative, zero or positive as the datum comes before, with or after the
+ * argument in ascending order (callers apply DESC).  No errors.
+ */
+int32
+_fbt_machine_order(FbtCmpKind kind, int64 iarg, double farg, Datum datum)
+{
+	return -_fbt_machine_cmp(kind, iarg, farg, datum);
+}
+
+/*
  * _fbt_machine_arg() -- decode a search argument of argwidth bytes (2, 4 or
  * 8; the argument's type as the comparison proc declares it) for a column
  * of machine kind kind: integers and oids into *iarg, floats into *farg.
