@@ -539,16 +539,42 @@ _fbt_arr_start(FbtScanOpaque so, FbtArrayKeyInfo *ak, int fwd)
 }
 
 /*
+ * Index-order comparison of a tuple's value (d, dnull) with element elem
+ * of = ANY array ak, in place for integers, oids and floats.
+ */
+static inline int
+_fbt_arr_elem_cmp(FbtScanOpaque so, FbtArrayKeyInfo *ak, Datum d, bool dnull,
+				  int elem)
+{
+	int			k = ak->scan_key;
+	ScanKey		key = &so->keyData[k];
+
+	if (!dnull && so->keyCmpKind[k] != FBT_CMP_FMGR)
+	{
+		int64		iarg = 0;
+		double		farg = 0;
+		int32		r;
+
+		_fbt_machine_arg((FbtCmpKind) so->keyCmpKind[k], so->keyArgWidth[k],
+						 ak->elem_values[elem], &iarg, &farg);
+		r = _fbt_machine_order((FbtCmpKind) so->keyCmpKind[k], iarg, farg, d);
+		r = (r > 0) - (r < 0);
+		return (key->sk_flags & FBT_SK_DESC) ? -r : r;
+	}
+	return _fbt_arr_cmp(&so->keyOrderProc[k], key->sk_collation,
+						key->sk_flags, d, dnull, ak->elem_values[elem], false);
+}
+
+/*
  * Move array ak to the first element not before the tuple's value (d,
  * dnull) in scan direction.  False if there is none (ak is left as it
- * was).
+ * was).  The next element is tried first (the usual case: elements met in
+ * turn), then a binary search.
  */
 static bool
 _fbt_arr_advance_to(FbtScanOpaque so, FbtArrayKeyInfo *ak, Datum d,
 					bool dnull, int fwd)
 {
-	ScanKey		key = &so->keyData[ak->scan_key];
-	FmgrInfo   *proc = &so->keyOrderProc[ak->scan_key];
 	int			lo,
 				hi;
 
@@ -557,17 +583,24 @@ _fbt_arr_advance_to(FbtScanOpaque so, FbtArrayKeyInfo *ak, Datum d,
 		_fbt_skip_set(so, ak, d, dnull);
 		return true;
 	}
+	lo = ak->cur_elem + fwd;
+	if (lo < 0 || lo >= ak->num_elems)
+		return false;
+	if (fwd * _fbt_arr_elem_cmp(so, ak, d, dnull, lo) <= 0)
+	{
+		_fbt_arr_set_elem(so, ak, lo);
+		return true;
+	}
 	if (fwd > 0)
 	{
-		/* the first element at or after the value, past the current one */
-		lo = ak->cur_elem + 1;
+		/* the first element at or after the value, past the next one */
+		lo = ak->cur_elem + 2;
 		hi = ak->num_elems;
 		while (lo < hi)
 		{
 			int			mid = lo + (hi - lo) / 2;
 
-			if (_fbt_arr_cmp(proc, key->sk_collation, key->sk_flags, d, dnull,
-							 ak->elem_values[mid], false) <= 0)
+			if (_fbt_arr_elem_cmp(so, ak, d, dnull, mid) <= 0)
 				hi = mid;
 			else
 				lo = mid + 1;
@@ -577,15 +610,14 @@ _fbt_arr_advance_to(FbtScanOpaque so, FbtArrayKeyInfo *ak, Datum d,
 	}
 	else
 	{
-		/* the last element at or before the value, before the current one */
+		/* the last element at or before the value, before the previous one */
 		lo = 0;
-		hi = ak->cur_elem;
+		hi = ak->cur_elem - 1;
 		while (lo < hi)
 		{
 			int			mid = lo + (hi - lo) / 2;
 
-			if (_fbt_arr_cmp(proc, key->sk_collation, key->sk_flags, d, dnull,
-							 ak->elem_values[mid], false) < 0)
+			if (_fbt_arr_elem_cmp(so, ak, d, dnull, mid) < 0)
 				hi = mid;
 			else
 				lo = mid + 1;

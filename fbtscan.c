@@ -557,6 +557,56 @@ _fbt_readitem(IndexScanDesc scan, Page page, OffsetNumber offnum)
 }
 
 /*
+ * An array-mode scan found the item at offnum before its target: every
+ * item up to the first one that is not lies before it too (the items
+ * before a target form a run in index order) and cannot match.  Returns
+ * the offset of the last item of that run, found by probing 2, 4, 8 ...
+ * items ahead in direction dir (no further than minoff / maxoff, and never
+ * the first data item going left: it decides moreLeft) and then by binary
+ * search, so that a target far along the page costs a few comparisons,
+ * not one per item (nbtree 18 looks ahead within a page likewise).
+ */
+static OffsetNumber
+_fbt_array_gallop(IndexScanDesc scan, Page page, OffsetNumber offnum,
+				  OffsetNumber minoff, OffsetNumber maxoff, ScanDirection dir)
+{
+	int			natts = IndexRelationGetNumberOfAttributes(scan->indexRelation);
+	int			fwd = ScanDirectionIsBackward(dir) ? -1 : 1;
+	int			last = offnum;	/* an item before the target */
+	int			limit = fwd > 0 ? maxoff : minoff + 1;
+	int			probe;
+	int			step = 2;
+
+	/* probe ahead until an item is not before the target */
+	for (;;)
+	{
+		probe = last + fwd * step;
+		if (fwd > 0 ? probe > limit : probe < limit)
+		{
+			probe = limit + fwd;	/* past the last item that may be passed */
+			break;
+		}
+		if (_fbt_array_check(scan, _fbt_readitem(scan, page, probe), natts,
+							 dir, false) != FBT_ARR_BEFORE)
+			break;
+		last = probe;
+		step *= 2;
+	}
+	/* between last (before) and probe (not, or out of range): bisect */
+	while (fwd * (probe - last) > 1)
+	{
+		int			mid = last + (probe - last) / 2;
+
+		if (_fbt_array_check(scan, _fbt_readitem(scan, page, mid), natts,
+							 dir, false) == FBT_ARR_BEFORE)
+			last = mid;
+		else
+			probe = mid;
+	}
+	return (OffsetNumber) last;
+}
+
+/*
  * The part of _fbt_readpage() for array-mode scans (fbtarray.c): collect
  * the items of the page from offnum on in direction dir that match the
  * target of the arrays, moving the arrays as the items go by.  Stops early
@@ -660,6 +710,9 @@ _fbt_readpage_arrays(IndexScanDesc scan, ScanDirection dir,
 					break;
 				}
 			}
+			if (r == FBT_ARR_BEFORE)
+				offnum = _fbt_array_gallop(scan, page, offnum, minoff, maxoff,
+										   dir);
 			offnum = OffsetNumberNext(offnum);
 		}
 		if (P_RIGHTMOST(opaque))
@@ -771,6 +824,9 @@ _fbt_readpage_arrays(IndexScanDesc scan, ScanDirection dir,
 					break;
 				}
 			}
+			if (r == FBT_ARR_BEFORE && offnum > minoff)
+				offnum = _fbt_array_gallop(scan, page, offnum, minoff, maxoff,
+										   dir);
 			offnum = OffsetNumberPrev(offnum);
 		}
 		if (P_LEFTMOST(opaque))
