@@ -171,6 +171,12 @@ _fbt_add_skip_keys(IndexScanDesc scan, bool *haseq)
 		ak->skip = true;
 		ak->skip_typlen = att->attlen;
 		ak->skip_typbyval = att->attbyval;
+		/*
+		 * The next value is v + 1 for core's integer comparisons (an
+		 * operator class that reuses one of these procs for another type
+		 * compares that type as the integer it is stored as, so the step
+		 * is right for it too).
+		 */
 		switch (proc->fn_oid)
 		{
 			case F_BTINT2CMP:
@@ -390,7 +396,10 @@ _fbt_skip_restore(IndexScanDesc scan, FbtArrayKeyInfo *ak)
 	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
 
 	if (ak->mark_state == FBT_SKIP_START)
+	{
 		_fbt_skip_start(ak);
+		_fbt_skip_setkey(so, ak);
+	}
 	else
 	{
 		_fbt_skip_set(so, ak, ak->mark_value, ak->mark_null);
