@@ -152,6 +152,11 @@ _fbt_add_skip_keys(IndexScanDesc scan, bool *haseq)
 
 		if (haseq[col])
 			continue;
+		/* the values' copies live with the array elements */
+		if (so->arrayContext == NULL)
+			so->arrayContext = AllocSetContextCreate(GetMemoryChunkContext(so),
+													 "fastbtree array keys",
+													 ALLOCSET_SMALL_SIZES);
 		memset(key, 0, sizeof(ScanKeyData));
 		key->sk_flags = FBT_SK_SKIP | (rel->rd_indoption[col] << 24);
 		key->sk_attno = col + 1;

@@ -674,14 +674,12 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 
 	/*
 	 * Array elements and skip array values live in a context of their own,
-	 * made on first use.
+	 * made on first use (for skip arrays, by _fbt_add_skip_keys()).
 	 */
 	for (i = 0; i < nkeys; i++)
 		if (scan->keyData[i].sk_flags & SK_SEARCHARRAY)
 			break;
-	if ((i < nkeys ||
-		 (fbt_skip_scan && IndexRelationGetNumberOfKeyAttributes(rel) > 1)) &&
-		so->arrayContext == NULL)
+	if (i < nkeys && so->arrayContext == NULL)
 		so->arrayContext = AllocSetContextCreate(GetMemoryChunkContext(so),
 												 "fastbtree array keys",
 												 ALLOCSET_SMALL_SIZES);
