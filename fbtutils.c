@@ -1184,9 +1184,10 @@ _fbt_check_rowcompare(ScanKey header, IndexTuple tuple, int tupnatts,
 /*
  * Test key i on a tuple: the body of _fbt_checkkeys() for one key (see
  * there).  Sets *continuescan = false when the key is required in
- * direction dir and no later tuple can pass it.
+ * direction dir and no later tuple can pass it.  Always inlined: it runs
+ * per key per tuple of every scan (the compiler left it out of line).
  */
-static inline bool
+static pg_attribute_always_inline bool
 _fbt_checkkey_inline(FbtScanOpaque so, int i, IndexTuple tuple, int tupnatts,
 					 TupleDesc tupdesc, ScanDirection dir, bool *continuescan)
 {
