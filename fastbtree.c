@@ -375,23 +375,21 @@ _fbt_bound_clauses(IndexOptInfo *index, List *indexclauses, int *nfilter)
 }
 
 /*
- * _fbt_skip_applies() -- will fastbtree's scan of these index clauses
- * (IndexClause, in column order) skip (fbtarray.c): fastbtree.skip_scan
- * on, no row comparison, and a clause on a column after one without an
- * equality (=, = ANY, IS NULL)?  No locks; no errors.
+ * _fbt_equality_columns() -- of an index path's clauses (IndexClause),
+ * mark in haseq[col] the columns with an equality (=, = ANY, IS NULL) and,
+ * if hasarray is not NULL, in hasarray[col] those with an = ANY.  Returns
+ * false at a row comparison (fbtarray.c runs none of them with skip
+ * arrays).  No locks; no errors.
  */
 static bool
-_fbt_skip_applies(IndexOptInfo *index, List *indexclauses)
+_fbt_equality_columns(IndexOptInfo *index, List *indexclauses, bool *haseq,
+					  bool *hasarray)
 {
-	bool		haseq[INDEX_MAX_KEYS];
-	bool		hasarray[INDEX_MAX_KEYS];
-	int			col;
 	ListCell   *lc;
 
-	if (!fbt_skip_scan)
-		return false;
-	memset(haseq, 0, sizeof(haseq));
-	memset(hasarray, 0, sizeof(hasarray));
+	memset(haseq, 0, sizeof(bool) * INDEX_MAX_KEYS);
+	if (hasarray != NULL)
+		memset(hasarray, 0, sizeof(bool) * INDEX_MAX_KEYS);
 	foreach(lc, indexclauses)
 	{
 		IndexClause *iclause = lfirst_node(IndexClause, lc);
@@ -410,7 +408,8 @@ _fbt_skip_applies(IndexOptInfo *index, List *indexclauses)
 					 ((ScalarArrayOpExpr *) clause)->useOr)
 			{
 				opno = ((ScalarArrayOpExpr *) clause)->opno;
-				hasarray[iclause->indexcol] = true;
+				if (hasarray != NULL)
+					hasarray[iclause->indexcol] = true;
 			}
 			else if (IsA(clause, NullTest) &&
 					 ((NullTest *) clause)->nulltesttype == IS_NULL)
@@ -422,6 +421,27 @@ _fbt_skip_applies(IndexOptInfo *index, List *indexclauses)
 				haseq[iclause->indexcol] = true;
 		}
 	}
+	return true;
+}
+
+/*
+ * _fbt_skip_applies() -- will fastbtree's scan of these index clauses
+ * (IndexClause, in column order) skip (fbtarray.c): fastbtree.skip_scan
+ * on, no row comparison, and a clause on a column after one without an
+ * equality (=, = ANY, IS NULL)?  No locks; no errors.
+ */
+static bool
+_fbt_skip_applies(IndexOptInfo *index, List *indexclauses)
+{
+	bool		haseq[INDEX_MAX_KEYS];
+	bool		hasarray[INDEX_MAX_KEYS];
+	int			col;
+	ListCell   *lc;
+
+	if (!fbt_skip_scan)
+		return false;
+	if (!_fbt_equality_columns(index, indexclauses, haseq, hasarray))
+		return false;
 	for (col = 0; col < index->nkeycolumns && haseq[col]; col++)
 		;
 	/* the first column without an equality; any later one skips */
@@ -473,32 +493,7 @@ _fbt_skip_price(PlannerInfo *root, IndexPath *path, IndexOptInfo *index,
 	double		corr;
 	RangeTblEntry *rte = planner_rt_fetch(index->rel->relid, root);
 
-	memset(haseq, 0, sizeof(haseq));
-	foreach(lc, path->indexclauses)
-	{
-		IndexClause *iclause = lfirst_node(IndexClause, lc);
-		ListCell   *lc2;
-
-		foreach(lc2, iclause->indexquals)
-		{
-			Expr	   *clause = lfirst_node(RestrictInfo, lc2)->clause;
-			Oid			opno = InvalidOid;
-
-			if (IsA(clause, OpExpr))
-				opno = ((OpExpr *) clause)->opno;
-			else if (IsA(clause, ScalarArrayOpExpr) &&
-					 ((ScalarArrayOpExpr *) clause)->useOr)
-				opno = ((ScalarArrayOpExpr *) clause)->opno;
-			else if (IsA(clause, NullTest) &&
-					 ((NullTest *) clause)->nulltesttype == IS_NULL)
-				haseq[iclause->indexcol] = true;
-			if (OidIsValid(opno) &&
-				get_op_opfamily_strategy(opno,
-										 index->opfamily[iclause->indexcol]) ==
-				BTEqualStrategyNumber)
-				haseq[iclause->indexcol] = true;
-		}
-	}
+	(void) _fbt_equality_columns(index, path->indexclauses, haseq, NULL);
 	foreach(lc, path->indexclauses)
 		lastkey = Max(lastkey, lfirst_node(IndexClause, lc)->indexcol);
 

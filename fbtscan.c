@@ -557,6 +557,30 @@ _fbt_readitem(IndexScanDesc scan, Page page, OffsetNumber offnum)
 }
 
 /*
+ * Save a matching leaf item (a posting list's TIDs one each) in
+ * so->currPos.items: going forward at itemIndex and up, going backward
+ * (backward) below itemIndex.  Returns the next free index.
+ */
+static inline int
+_fbt_save_match(IndexScanDesc scan, int itemIndex, OffsetNumber offnum,
+				Page page, IndexTuple itup, bool backward)
+{
+	if (likely(!(itup->t_info & INDEX_AM_RESERVED_BIT)))
+	{
+		if (backward)
+			itemIndex--;
+		_fbt_saveitem(scan, itemIndex, offnum, itup);
+		return backward ? itemIndex : itemIndex + 1;
+	}
+	if (!backward)
+		return itemIndex + _fbt_saveposting(scan, itemIndex, offnum, page,
+											itup, false);
+	itemIndex -= FbtTupleIsPosting(itup) ? FbtTupleGetNPosting(itup) : 1;
+	(void) _fbt_saveposting(scan, itemIndex, offnum, page, itup, true);
+	return itemIndex;
+}
+
+/*
  * An array-mode scan found the item at offnum before its target: every
  * item up to the first one that is not lies before it too (the items
  * before a target form a run in index order) and cannot match.  Returns
@@ -655,11 +679,8 @@ _fbt_readpage_arrays(IndexScanDesc scan, ScanDirection dir,
 				itup = _fbt_readitem(scan, page, offnum);
 				if (!_fbt_array_plain(scan, itup, natts, dir))
 					continue;
-				if (unlikely(itup->t_info & INDEX_AM_RESERVED_BIT))
-					itemIndex += _fbt_saveposting(scan, itemIndex, offnum,
-												  page, itup, false);
-				else
-					_fbt_saveitem(scan, itemIndex++, offnum, itup);
+				itemIndex = _fbt_save_match(scan, itemIndex, offnum, page, itup,
+											   false);
 			}
 			r = _fbt_array_check(scan, _fbt_readitem(scan, page, maxoff),
 								 natts, dir, true);
@@ -683,11 +704,8 @@ _fbt_readpage_arrays(IndexScanDesc scan, ScanDirection dir,
 			{
 				if (_fbt_array_filter(scan, itup, natts, dir))
 				{
-					if (unlikely(itup->t_info & INDEX_AM_RESERVED_BIT))
-						itemIndex += _fbt_saveposting(scan, itemIndex, offnum,
-													  page, itup, false);
-					else
-						_fbt_saveitem(scan, itemIndex++, offnum, itup);
+					itemIndex = _fbt_save_match(scan, itemIndex, offnum, page, itup,
+												   false);
 				}
 			}
 			else if (r == FBT_ARR_END)
@@ -760,15 +778,8 @@ _fbt_readpage_arrays(IndexScanDesc scan, ScanDirection dir,
 				itup = _fbt_readitem(scan, page, offnum);
 				if (!_fbt_array_plain(scan, itup, natts, dir))
 					continue;
-				if (unlikely(itup->t_info & INDEX_AM_RESERVED_BIT))
-				{
-					itemIndex -= FbtTupleIsPosting(itup) ?
-						FbtTupleGetNPosting(itup) : 1;
-					(void) _fbt_saveposting(scan, itemIndex, offnum, page,
-											itup, true);
-				}
-				else
-					_fbt_saveitem(scan, --itemIndex, offnum, itup);
+				itemIndex = _fbt_save_match(scan, itemIndex, offnum, page, itup,
+											   true);
 			}
 			r = _fbt_array_check(scan, _fbt_readitem(scan, page, minoff),
 								 natts, dir, true);
@@ -794,15 +805,8 @@ _fbt_readpage_arrays(IndexScanDesc scan, ScanDirection dir,
 			{
 				if (!dead && _fbt_array_filter(scan, itup, natts, dir))
 				{
-					if (unlikely(itup->t_info & INDEX_AM_RESERVED_BIT))
-					{
-						itemIndex -= FbtTupleIsPosting(itup) ?
-							FbtTupleGetNPosting(itup) : 1;
-						(void) _fbt_saveposting(scan, itemIndex, offnum, page,
-												itup, true);
-					}
-					else
-						_fbt_saveitem(scan, --itemIndex, offnum, itup);
+					itemIndex = _fbt_save_match(scan, itemIndex, offnum, page, itup,
+												   true);
 				}
 			}
 			else if (r == FBT_ARR_END)
@@ -914,11 +918,8 @@ _fbt_readpage(IndexScanDesc scan, ScanDirection dir, OffsetNumber offnum)
 			itup = _fbt_readitem(scan, page, offnum);
 			if (_fbt_checkkeys(scan, itup, natts, dir, &continuescan))
 			{
-				if (unlikely(itup->t_info & INDEX_AM_RESERVED_BIT))
-					itemIndex += _fbt_saveposting(scan, itemIndex, offnum,
-												  page, itup, false);
-				else
-					_fbt_saveitem(scan, itemIndex++, offnum, itup);
+				itemIndex = _fbt_save_match(scan, itemIndex, offnum, page, itup,
+											   false);
 			}
 			if (!continuescan)
 				break;
@@ -961,15 +962,8 @@ _fbt_readpage(IndexScanDesc scan, ScanDirection dir, OffsetNumber offnum)
 			itup = _fbt_readitem(scan, page, offnum);
 			if (_fbt_checkkeys(scan, itup, natts, dir, &continuescan) && !dead)
 			{
-				if (unlikely(itup->t_info & INDEX_AM_RESERVED_BIT))
-				{
-					itemIndex -= FbtTupleIsPosting(itup) ?
-						FbtTupleGetNPosting(itup) : 1;
-					(void) _fbt_saveposting(scan, itemIndex, offnum, page,
-											itup, true);
-				}
-				else
-					_fbt_saveitem(scan, --itemIndex, offnum, itup);
+				itemIndex = _fbt_save_match(scan, itemIndex, offnum, page, itup,
+											   true);
 			}
 			if (!continuescan)
 				break;
