@@ -73,31 +73,30 @@ bool
 _fbt_array_mode_eligible(IndexScanDesc scan)
 {
 	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
-	int			neq[INDEX_MAX_KEYS];
-	bool		arr[INDEX_MAX_KEYS];
-	int			i;
+	bool		arrays = false;
+	int			i,
+				j;
 
 	if (!so->qual_ok || !fbt_skip_scan)
 		return false;
-	memset(neq, 0, sizeof(neq));
-	memset(arr, 0, sizeof(arr));
 	for (i = 0; i < so->numberOfKeys; i++)
 	{
 		ScanKey		key = &so->keyData[i];
-		int			col = key->sk_attno - 1;
 
 		if (key->sk_flags & SK_ROW_HEADER)
 			return false;
-		if (so->keyStrategy[i] != BTEqualStrategyNumber)
+		if (!(key->sk_flags & SK_SEARCHARRAY) ||
+			so->keyStrategy[i] != BTEqualStrategyNumber)
 			continue;
-		neq[col]++;
-		if (key->sk_flags & SK_SEARCHARRAY)
-			arr[col] = true;
+		arrays = true;
+		for (j = 0; j < so->numberOfKeys; j++)
+			if (j != i && so->keyData[j].sk_attno == key->sk_attno &&
+				so->keyStrategy[j] == BTEqualStrategyNumber)
+				return false;
 	}
-	for (i = 0; i < INDEX_MAX_KEYS; i++)
-		if (arr[i] && neq[i] > 1)
-			return false;
-	return true;
+	/* a one-column index without arrays has nothing to run in array mode */
+	return arrays ||
+		IndexRelationGetNumberOfKeyAttributes(scan->indexRelation) > 1;
 }
 
 /*
