@@ -1287,7 +1287,10 @@ extern bool _fbt_advance_array_keys(IndexScanDesc scan, ScanDirection dir);
 extern void _fbt_mark_array_keys(IndexScanDesc scan);
 extern void _fbt_restore_array_keys(IndexScanDesc scan);
 extern bool _fbt_checkkeys(IndexScanDesc scan, IndexTuple tuple, int tupnatts,
-						   ScanDirection dir, bool *continuescan);
+						   ScanDirection dir, int startikey,
+						   bool *continuescan);
+extern int	_fbt_set_startikey(IndexScanDesc scan, IndexTuple firsttup,
+							   IndexTuple lasttup);
 extern bool _fbt_checkkey(IndexScanDesc scan, int i, IndexTuple tuple,
 						  int tupnatts, ScanDirection dir, bool *continuescan);
 

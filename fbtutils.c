@@ -1268,20 +1268,81 @@ _fbt_checkkey(IndexScanDesc scan, int i, IndexTuple tuple, int tupnatts,
  * Sets *continuescan = false when a required key fails in a way that no
  * later tuple in direction dir can satisfy (nbtree's _bt_checkkeys rules,
  * including NULLs met by a required key at the end of the index where
- * NULLs sort).  Not for array-mode scans (fbtarray.c).
+ * NULLs sort).  Keys before startikey are not tested: the caller knows
+ * from _fbt_set_startikey() that every item of the page satisfies them
+ * (0 tests them all; always 0 for a high key).  Not for array-mode scans
+ * (fbtarray.c).
  */
 bool
 _fbt_checkkeys(IndexScanDesc scan, IndexTuple tuple, int tupnatts,
-			   ScanDirection dir, bool *continuescan)
+			   ScanDirection dir, int startikey, bool *continuescan)
 {
 	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
 	TupleDesc	tupdesc = RelationGetDescr(scan->indexRelation);
 	int			i;
 
 	*continuescan = true;
-	for (i = 0; i < so->numberOfKeys; i++)
+	for (i = startikey; i < so->numberOfKeys; i++)
 		if (!_fbt_checkkey_inline(so, i, tuple, tupnatts, tupdesc, dir,
 								  continuescan))
 			return false;
 	return true;
+}
+
+/*
+ * _fbt_set_startikey() -- how many of the scan's leading keys every data
+ * item of a leaf page satisfies (nbtree 18's _bt_set_startikey, for scans
+ * outside array mode).
+ *
+ * firsttup and lasttup: the page's first and last data items (the caller
+ * holds the page's lock and has bounds-checked both; the page has at least
+ * two).  Returns n, 0 <= n <= so->numberOfKeys: keys 0 .. n-1 hold for
+ * every item between the two, so that _fbt_readpage() need not test them
+ * per item (issue 28's in-page key-check skipping).  A key is counted when
+ * it is required and
+ *	- it is on a column before the first one where the two items differ
+ *	  (so every item of the page has an equal value there) and firsttup
+ *	  satisfies it, or
+ *	- it is an inequality (or IS NOT NULL) on that first differing column,
+ *	  and both items satisfy it: the items between hold values between
+ *	  theirs (an interval's test, and NULLs sort at one end).
+ * Equality is the opclass's: equal values pass the same operators of the
+ * opfamily.  Counting stops at the first key that is not so (the per-item
+ * test runs from there).  Row comparisons are never counted.  No locks or
+ * pins are taken; errors only as the keys' comparison procs raise them.
+ */
+int
+_fbt_set_startikey(IndexScanDesc scan, IndexTuple firsttup,
+				   IndexTuple lasttup)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	Relation	rel = scan->indexRelation;
+	TupleDesc	tupdesc = RelationGetDescr(rel);
+	int			natts = IndexRelationGetNumberOfAttributes(rel);
+	int			firstchanging;
+	int			i;
+	bool		ignored;
+
+	Assert(!so->arrayMode);
+	if (so->numberOfKeys == 0)
+		return 0;
+	firstchanging = _fbt_keep_natts(rel, firsttup, lasttup);
+	for (i = 0; i < so->numberOfKeys; i++)
+	{
+		ScanKey		key = &so->keyData[i];
+
+		if (!(key->sk_flags & (FBT_SK_REQFWD | FBT_SK_REQBKWD)) ||
+			(key->sk_flags & SK_ROW_HEADER) ||
+			key->sk_attno > firstchanging)
+			break;
+		if (key->sk_attno == firstchanging &&
+			(so->keyStrategy[i] == BTEqualStrategyNumber ||
+			 !_fbt_checkkey_inline(so, i, lasttup, natts, tupdesc,
+								   ForwardScanDirection, &ignored)))
+			break;
+		if (!_fbt_checkkey_inline(so, i, firsttup, natts, tupdesc,
+								  ForwardScanDirection, &ignored))
+			break;
+	}
+	return i;
 }
