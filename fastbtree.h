@@ -93,7 +93,12 @@
 #define FBTINRANGE_PROC		3
 #define FBTEQUALIMAGE_PROC	4
 #define FBTOPTIONS_PROC		5
+#define FBTSKIPSUPPORT_PROC	6		/* since 18 (FBT_HAVE_SKIP_SUPPORT) */
+#if FBT_HAVE_SKIP_SUPPORT
+#define FBTNProcs			6
+#else
 #define FBTNProcs			5
+#endif
 
 /* Fillfactors, in percent, as btree's */
 #define FBT_MIN_FILLFACTOR			10
@@ -871,6 +876,11 @@ typedef struct FbtArrayKeyInfo
 	int8		skip_state;		/* FBT_SKIP_* */
 	bool		skip_null;		/* the value is NULL */
 	int8		skip_incr;		/* integer width with a next-value step, or 0 */
+#if FBT_HAVE_SKIP_SUPPORT
+	SkipSupport skip_support;	/* the opclass's next and previous value, for
+								 * other types (NULL: none) */
+	Relation	skip_rel;		/* the index, for skip_support's calls */
+#endif
 	int16		skip_typlen;
 	bool		skip_typbyval;
 	Datum		skip_value;

@@ -195,6 +195,20 @@ _fbt_add_skip_keys(IndexScanDesc scan, bool *haseq)
 			default:
 				ak->skip_incr = 0;
 		}
+#if FBT_HAVE_SKIP_SUPPORT
+		/* other types: the opclass's skip support procedure, if any */
+		ak->skip_rel = rel;
+		if (ak->skip_incr == 0 &&
+			RegProcedureIsValid(index_getprocid(rel, col + 1,
+												FBTSKIPSUPPORT_PROC)))
+		{
+			ak->skip_support = MemoryContextAllocZero(so->arrayContext,
+													  sizeof(SkipSupportData));
+			(void) FunctionCall1(index_getprocinfo(rel, col + 1,
+												   FBTSKIPSUPPORT_PROC),
+								 PointerGetDatum(ak->skip_support));
+		}
+#endif
 		_fbt_skip_start(ak);
 		key->sk_flags &= ~SK_ISNULL;
 		so->numArrayKeys++;
@@ -645,8 +659,12 @@ _fbt_arr_advance_to(FbtScanOpaque so, FbtArrayKeyInfo *ak, Datum d,
 }
 
 /*
- * Step skip array ak's value (not NULL) to the next integer in scan
- * direction; false on overflow.
+ * Step skip array ak's value (not NULL) to the next value of its type in
+ * scan direction: the next integer for core's integer comparisons
+ * (skip_incr), else the next value the operator class's skip support
+ * procedure gives (since 18; nbtree 18 uses it the same way).  False on
+ * overflow, and when the type has neither.  Errors: whatever the skip
+ * support procedure raises.
  */
 static bool
 _fbt_skip_increment(FbtScanOpaque so, FbtArrayKeyInfo *ak, int fwd)
@@ -684,6 +702,27 @@ _fbt_skip_increment(FbtScanOpaque so, FbtArrayKeyInfo *ak, int fwd)
 				break;
 			}
 		default:
+#if FBT_HAVE_SKIP_SUPPORT
+			if (ak->skip_support != NULL)
+			{
+				bool		overflow = false;
+				Datum		next;
+
+				/* the procedure's order is the type's, ascending */
+				next = step > 0 ?
+					ak->skip_support->increment(ak->skip_rel, ak->skip_value,
+												&overflow) :
+					ak->skip_support->decrement(ak->skip_rel, ak->skip_value,
+												&overflow);
+				if (overflow)
+					return false;
+				ak->skip_value = _fbt_skip_copy(so, ak, next, &ak->skip_buf,
+												&ak->skip_bufsize);
+				if (!ak->skip_typbyval)
+					pfree(DatumGetPointer(next));
+				break;
+			}
+#endif
 			return false;
 	}
 	_fbt_skip_setkey(so, ak);
@@ -725,7 +764,7 @@ _fbt_arr_step(FbtScanOpaque so, FbtArrayKeyInfo *ak, int fwd)
 		ak->skip_state = FBT_SKIP_AFTER;
 		return true;
 	}
-	if (ak->skip_incr != 0 && _fbt_skip_increment(so, ak, fwd))
+	if (_fbt_skip_increment(so, ak, fwd))
 		return true;
 	ak->skip_state = FBT_SKIP_AFTER;
 	return true;

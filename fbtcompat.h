@@ -316,6 +316,19 @@ fbt_collation_is_c(Oid coll)
 #define FBT_COST_MODEL_ASSUMES_SKIP_SCAN	(PG_VERSION_NUM >= 180000)
 
 /*
+ * Whether btree's operator classes have skip support procedures (support
+ * function 6, utils/skipsupport.h: the next and previous value of a
+ * discrete type), since 18.  fastbtree's families get the same ones there
+ * (fastbtree--1.2--1.3.sql), and skip arrays use them (fbtarray.c).
+ */
+#if PG_VERSION_NUM >= 180000
+#define FBT_HAVE_SKIP_SUPPORT	1
+#include "utils/skipsupport.h"
+#else
+#define FBT_HAVE_SKIP_SUPPORT	0
+#endif
+
+/*
  * Whether the executor takes a row comparison as an index qual only from a
  * btree index (nodeIndexscan.c tests the relcache's AM until 17; since 18
  * any ordered AM): then fbtplanner.c turns the row comparisons the planner

@@ -217,7 +217,8 @@ fbtvalidate(Oid opclassoid)
 
 /*
  * Check one support function of the family named opfamilyname: its number
- * must be one of FBTORDER_PROC .. FBTOPTIONS_PROC and its signature must be
+ * must be one of FBTORDER_PROC .. FBTOPTIONS_PROC (or FBTSKIPSUPPORT_PROC
+ * since 18) and its signature must be
  * the one that number calls for.  Reports a problem as INFO and returns
  * false.
  */
@@ -257,6 +258,13 @@ fbt_check_support_proc(const char *opfamilyname, Form_pg_amproc procform)
 		case FBTOPTIONS_PROC:
 			ok = check_amoptsproc_signature(procform->amproc);
 			break;
+#if FBT_HAVE_SKIP_SUPPORT
+		case FBTSKIPSUPPORT_PROC:
+			/* void f(SkipSupport) */
+			ok = check_amproc_signature(procform->amproc, VOIDOID, true,
+										1, 1, INTERNALOID);
+			break;
+#endif
 		default:
 			ereport(INFO,
 					(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
@@ -497,6 +505,26 @@ fbtadjustmembers(Oid opfamilyoid, Oid opclassoid, List *operators,
 							 errmsg("%s equal image functions must not be cross-type",
 									fbt_amname)));
 				break;
+#if FBT_HAVE_SKIP_SUPPORT
+			case FBTSKIPSUPPORT_PROC:
+				if (procform->pronargs != 1 ||
+					procform->proargtypes.values[0] != INTERNALOID)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+							 errmsg("%s skip support functions must accept type \"internal\"",
+									fbt_amname)));
+				if (procform->prorettype != VOIDOID)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+							 errmsg("%s skip support functions must return void",
+									fbt_amname)));
+				if (member->lefttype != member->righttype)
+					ereport(ERROR,
+							(errcode(ERRCODE_INVALID_OBJECT_DEFINITION),
+							 errmsg("%s skip support functions must not be cross-type",
+									fbt_amname)));
+				break;
+#endif
 			default:
 				break;
 		}
