@@ -440,6 +440,12 @@ _fbt_skip_applies(IndexOptInfo *index, List *indexclauses)
 
 	if (!fbt_skip_scan)
 		return false;
+	/* quals on the first column only (the usual case): nothing to skip */
+	foreach(lc, indexclauses)
+		if (lfirst_node(IndexClause, lc)->indexcol > 0)
+			break;
+	if (lc == NULL)
+		return false;
 	if (!_fbt_equality_columns(index, indexclauses, haseq, hasarray))
 		return false;
 	for (col = 0; col < index->nkeycolumns && haseq[col]; col++)
@@ -586,8 +592,8 @@ _fbt_skip_price(PlannerInfo *root, IndexPath *path, IndexOptInfo *index,
 #endif
 
 /*
- * fbtcostestimate() -- amcostestimate: cost a fastbtree index exactly as
- * btree costs the same index.
+ * _fbt_costestimate() -- cost a fastbtree index exactly as btree costs the
+ * same index (fbtcostestimate(), fbtcostestimate_mirrored()).
  *
  * The planner fills IndexOptInfo.tree_height only for btree (-1 for other
  * AMs), and btcostestimate charges descent CPU by tree height; we supply
@@ -598,11 +604,11 @@ _fbt_skip_price(PlannerInfo *root, IndexPath *path, IndexOptInfo *index,
  * so that the price is that of the scan that runs.  Reads the (cached)
  * metapage; holds no locks on return.
  */
-void
-fbtcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
-				Cost *indexStartupCost, Cost *indexTotalCost,
-				Selectivity *indexSelectivity, double *indexCorrelation,
-				double *indexPages)
+static void
+_fbt_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
+				  Cost *indexStartupCost, Cost *indexTotalCost,
+				  Selectivity *indexSelectivity, double *indexCorrelation,
+				  double *indexPages, bool foreign_quals_possible)
 {
 	IndexOptInfo index = *path->indexinfo;
 	IndexPath	pathcopy = *path;
@@ -610,7 +616,8 @@ fbtcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	int			nfilter = 0;
 
 	/* quals on operators btree's family has and ours lacks stay filters */
-	_fbt_drop_foreign_indexclauses(path);
+	if (foreign_quals_possible)
+		_fbt_drop_foreign_indexclauses(path);
 
 	/* PostgreSQL 15's executor takes row comparisons from btree only */
 	if (FBT_EXECUTOR_ROWCOMPARE_NEEDS_BTREE)
@@ -626,6 +633,8 @@ fbtcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 
 		index.tree_height = _fbt_getrootheight(irel);
 		index_close(irel, NoLock);
+		/* the index's other paths of this planning need not look again */
+		path->indexinfo->tree_height = index.tree_height;
 	}
 	pathcopy.indexinfo = &index;
 	btcostestimate(root, &pathcopy, loop_count, indexStartupCost,
@@ -701,6 +710,44 @@ fbtcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 		*indexPages = pages;
 	}
 	list_free(bound);
+}
+
+/*
+ * fbtcostestimate() -- amcostestimate: cost a fastbtree index exactly as
+ * btree costs the same index (see _fbt_costestimate() above).  Arguments
+ * and results are amcostestimate's (costs in the planner's units,
+ * selectivity a fraction, pages a count).  Reads the (cached) metapage;
+ * holds no locks on return.
+ */
+void
+fbtcostestimate(PlannerInfo *root, IndexPath *path, double loop_count,
+				Cost *indexStartupCost, Cost *indexTotalCost,
+				Selectivity *indexSelectivity, double *indexCorrelation,
+				double *indexPages)
+{
+	_fbt_costestimate(root, path, loop_count, indexStartupCost,
+					  indexTotalCost, indexSelectivity, indexCorrelation,
+					  indexPages, true);
+}
+
+/*
+ * fbtcostestimate_mirrored() -- fbtcostestimate() for an index that
+ * fbtplanner.c presents as btree and whose btree families have no operator
+ * more than its own (set as the IndexOptInfo's amcostestimate by that
+ * hook): no index qual can be foreign to it, so none is looked for (an
+ * index_open and a syscache lookup per qual saved for every path).
+ * Arguments, results and locks as fbtcostestimate().
+ */
+void
+fbtcostestimate_mirrored(PlannerInfo *root, IndexPath *path,
+						 double loop_count, Cost *indexStartupCost,
+						 Cost *indexTotalCost,
+						 Selectivity *indexSelectivity,
+						 double *indexCorrelation, double *indexPages)
+{
+	_fbt_costestimate(root, path, loop_count, indexStartupCost,
+					  indexTotalCost, indexSelectivity, indexCorrelation,
+					  indexPages, false);
 }
 
 PG_FUNCTION_INFO_V1(fbthandler);

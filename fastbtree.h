@@ -1019,6 +1019,10 @@ extern void fbtcostestimate(PlannerInfo *root, IndexPath *path,
 							double loop_count, Cost *indexStartupCost,
 							Cost *indexTotalCost, Selectivity *indexSelectivity,
 							double *indexCorrelation, double *indexPages);
+extern void fbtcostestimate_mirrored(PlannerInfo *root, IndexPath *path,
+							double loop_count, Cost *indexStartupCost,
+							Cost *indexTotalCost, Selectivity *indexSelectivity,
+							double *indexCorrelation, double *indexPages);
 extern bool fbtcanreturn(Relation index, int attno);
 extern int	fbtgettreeheight(Relation rel);
 

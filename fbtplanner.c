@@ -108,6 +108,7 @@ typedef struct FbtFamilyMirror
 	Oid			btfamily;
 	uint64		generation;		/* valid while fbt_mirror_generation */
 	bool		mirrors;
+	bool		exact;			/* and btfamily has no operator more */
 } FbtFamilyMirror;
 
 static FbtFamilyMirror fbt_mirror_slots[FBT_MIRROR_SLOTS];
@@ -124,11 +125,13 @@ _fbt_mirror_cache_inval(Datum arg, int cacheid, uint32 hashvalue)
  * Does btree family btfamily hold every operator of our operator family
  * ourfamily (which has at least one), each under the same (left type,
  * right type, strategy), and ours a comparison proc for each operator's
- * types?  btfamily may hold more.  The member lists come from the
- * syscache.  No locks; errors only from the catalog lookups.
+ * types?  btfamily may hold more; *exact says it holds no more (the same
+ * number of operators, ours mapping to distinct ones of its).  The member
+ * lists come from the syscache.  No locks; errors only from the catalog
+ * lookups.
  */
 static bool
-_fbt_family_mirrors_uncached(Oid ourfamily, Oid btfamily)
+_fbt_family_mirrors_uncached(Oid ourfamily, Oid btfamily, bool *exact)
 {
 	CatCList   *ours;
 	bool		mirrors;
@@ -136,6 +139,7 @@ _fbt_family_mirrors_uncached(Oid ourfamily, Oid btfamily)
 	HeapTuple	famtup;
 	Oid			btmethod;
 
+	*exact = false;
 	famtup = SearchSysCache1(OPFAMILYOID, ObjectIdGetDatum(btfamily));
 	if (!HeapTupleIsValid(famtup))
 		return false;
@@ -158,13 +162,21 @@ _fbt_family_mirrors_uncached(Oid ourfamily, Oid btfamily)
 										  FBTORDER_PROC)))
 			mirrors = false;
 	}
+	if (mirrors)
+	{
+		CatCList   *theirs = SearchSysCacheList1(AMOPSTRATEGY,
+												 ObjectIdGetDatum(btfamily));
+
+		*exact = theirs->n_members == ours->n_members;
+		ReleaseSysCacheList(theirs);
+	}
 	ReleaseSysCacheList(ours);
 	return mirrors;
 }
 
 /* _fbt_family_mirrors_uncached(), remembered until pg_amop changes */
 static bool
-_fbt_family_mirrors(Oid ourfamily, Oid btfamily)
+_fbt_family_mirrors(Oid ourfamily, Oid btfamily, bool *exact)
 {
 	FbtFamilyMirror *slot;
 	uint64		generation = fbt_mirror_generation;
@@ -173,15 +185,19 @@ _fbt_family_mirrors(Oid ourfamily, Oid btfamily)
 	slot = &fbt_mirror_slots[(ourfamily * 31 + btfamily) % FBT_MIRROR_SLOTS];
 	if (slot->generation == generation && slot->ourfamily == ourfamily &&
 		slot->btfamily == btfamily)
+	{
+		*exact = slot->exact;
 		return slot->mirrors;
+	}
 
 	/* an invalidation during the lookups makes the answer unfit to keep */
-	mirrors = _fbt_family_mirrors_uncached(ourfamily, btfamily);
+	mirrors = _fbt_family_mirrors_uncached(ourfamily, btfamily, exact);
 	if (fbt_mirror_generation == generation)
 	{
 		slot->ourfamily = ourfamily;
 		slot->btfamily = btfamily;
 		slot->mirrors = mirrors;
+		slot->exact = *exact;
 		slot->generation = generation;
 	}
 	return mirrors;
@@ -189,23 +205,35 @@ _fbt_family_mirrors(Oid ourfamily, Oid btfamily)
 
 /*
  * Present one fastbtree index to the planner as btree, if every key
- * column's family has a btree mirror.
+ * column's family has a btree mirror.  Where every one of those btree
+ * families has no operator more than ours, no qual the planner can match
+ * is foreign to the index, and its paths are priced by
+ * fbtcostestimate_mirrored(), which does not look for such quals.
  */
 static void
 _fbt_plan_index_as_btree(IndexOptInfo *index)
 {
 	int			i;
+	bool		allexact = true;
 
 	/* plancat found no btree ordering for some column: not ours to map */
 	if (index->sortopfamily == NULL)
 		return;
 	for (i = 0; i < index->nkeycolumns; i++)
-		if (!_fbt_family_mirrors(index->opfamily[i], index->sortopfamily[i]))
+	{
+		bool		exact;
+
+		if (!_fbt_family_mirrors(index->opfamily[i], index->sortopfamily[i],
+								 &exact))
 			return;
+		allexact &= exact;
+	}
 
 	/* as plancat does for btree: one array serves both */
 	index->opfamily = index->sortopfamily;
 	index->relam = BTREE_AM_OID;
+	if (allexact)
+		index->amcostestimate = fbtcostestimate_mirrored;
 }
 
 /*

@@ -417,10 +417,15 @@ _fbt_prepare_sortsupport(IndexScanDesc scan, int i)
 		(OidIsValid(key->sk_subtype) &&
 		 key->sk_subtype != rel->rd_opcintype[col]))
 		return;
+	/*
+	 * Default sizes: the first block (8 kB, kept with the context on core's
+	 * freelist) holds a text comparator's state and two 1 kB buffers, so
+	 * that setting one up for a scan of one probe takes no malloc().
+	 */
 	if (so->sortContext == NULL)
 		so->sortContext = AllocSetContextCreate(GetMemoryChunkContext(so),
 												"fastbtree sort support",
-												ALLOCSET_SMALL_SIZES);
+												ALLOCSET_DEFAULT_SIZES);
 	memset(ssup, 0, sizeof(SortSupportData));
 	ssup->ssup_cxt = so->sortContext;
 	ssup->ssup_collation = key->sk_collation;
