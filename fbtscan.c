@@ -666,6 +666,7 @@ _fbt_readpage_arrays(IndexScanDesc scan, ScanDirection dir,
 	FbtArrayResult r = FBT_ARR_MATCH;
 	bool		more = true;
 	bool		primscan = false;
+	int			nbefore = 0;	/* items before the target in a row */
 	int			itemIndex;
 
 	so->targetMoved = false;
@@ -715,6 +716,7 @@ _fbt_readpage_arrays(IndexScanDesc scan, ScanDirection dir,
 			r = _fbt_array_check(scan, itup, natts, dir, true);
 			if (r == FBT_ARR_MATCH)
 			{
+				nbefore = 0;
 				if (_fbt_array_filter(scan, itup, natts, dir))
 				{
 					itemIndex = _fbt_save_match(scan, itemIndex, offnum, page, itup,
@@ -726,24 +728,32 @@ _fbt_readpage_arrays(IndexScanDesc scan, ScanDirection dir,
 				more = false;
 				break;
 			}
-			else if (so->targetMoved && !P_RIGHTMOST(opaque))
+			else if (++nbefore >= 2)
 			{
-				IndexTuple	hikey = _fbt_readitem(scan, page, P_HIKEY);
-
-				/* does the new target lie beyond this page? */
-				so->targetMoved = false;
-				if (_fbt_array_check(scan, hikey,
-									 FbtTupleGetNAtts(hikey, rel), dir,
-									 false) == FBT_ARR_BEFORE)
+				/*
+				 * A run of items before the target (a lone one, as between
+				 * nearby elements, is just stepped over): if the target
+				 * lies beyond this page, a descent goes there; else the
+				 * run is galloped over.
+				 */
+				if (so->targetMoved && !P_RIGHTMOST(opaque))
 				{
-					more = false;
-					primscan = true;
-					break;
+					IndexTuple	hikey = _fbt_readitem(scan, page, P_HIKEY);
+
+					so->targetMoved = false;
+					if (_fbt_array_check(scan, hikey,
+										 FbtTupleGetNAtts(hikey, rel), dir,
+										 false) == FBT_ARR_BEFORE)
+					{
+						more = false;
+						primscan = true;
+						break;
+					}
 				}
-			}
-			if (r == FBT_ARR_BEFORE)
 				offnum = _fbt_array_gallop(scan, page, offnum, minoff, maxoff,
 										   dir);
+				nbefore = 0;
+			}
 			offnum = OffsetNumberNext(offnum);
 		}
 		if (P_RIGHTMOST(opaque))
@@ -816,6 +826,7 @@ _fbt_readpage_arrays(IndexScanDesc scan, ScanDirection dir,
 			r = _fbt_array_check(scan, itup, natts, dir, true);
 			if (r == FBT_ARR_MATCH)
 			{
+				nbefore = 0;
 				if (!dead && _fbt_array_filter(scan, itup, natts, dir))
 				{
 					itemIndex = _fbt_save_match(scan, itemIndex, offnum, page, itup,
@@ -827,23 +838,27 @@ _fbt_readpage_arrays(IndexScanDesc scan, ScanDirection dir,
 				more = false;
 				break;
 			}
-			else if (so->targetMoved && offnum > minoff)
+			else if (++nbefore >= 2 && offnum > minoff)
 			{
-				IndexTuple	first = _fbt_readitem(scan, page, minoff);
-
-				/* does the new target lie left of this page? */
-				so->targetMoved = false;
-				if (_fbt_array_check(scan, first, natts, dir, false) ==
-					FBT_ARR_BEFORE)
+				/* as going forward, above */
+				if (so->targetMoved)
 				{
-					more = false;
-					primscan = true;
-					break;
+					IndexTuple	first = _fbt_readitem(scan, page, minoff);
+
+					/* does the new target lie left of this page? */
+					so->targetMoved = false;
+					if (_fbt_array_check(scan, first, natts, dir, false) ==
+						FBT_ARR_BEFORE)
+					{
+						more = false;
+						primscan = true;
+						break;
+					}
 				}
-			}
-			if (r == FBT_ARR_BEFORE && offnum > minoff)
 				offnum = _fbt_array_gallop(scan, page, offnum, minoff, maxoff,
 										   dir);
+				nbefore = 0;
+			}
 			offnum = OffsetNumberPrev(offnum);
 		}
 		if (P_LEFTMOST(opaque))

@@ -501,8 +501,10 @@ prewarm()
 	psql_q "SELECT $sql" >/dev/null || die "pg_prewarm failed"
 }
 
-# vacuum_analyze TABLE...: VACUUM ANALYZE, with every heap tuple hinted and
-# every page all-visible.  With synchronous_commit off, the commit records
+# vacuum_analyze TABLE...: VACUUM (FREEZE, ANALYZE), with every heap tuple
+# frozen and every page all-visible, so that both sides' heaps are alike:
+# pgbench -i loads pgbench_accounts frozen (COPY FREEZE), its copies are
+# not, and an unfrozen tuple costs each heap fetch a snapshot test.  With synchronous_commit off, the commit records
 # of the loads may not be flushed yet, and VACUUM may then neither set hint
 # bits nor mark pages all-visible (index-only scans would visit the heap);
 # a synchronous commit of a transaction with an XID flushes them first.
@@ -511,9 +513,9 @@ vacuum_analyze()
 	local t sql=("SET synchronous_commit = on" "SELECT txid_current()")
 
 	for t in "$@"; do
-		sql+=("VACUUM ANALYZE $t")
+		sql+=("VACUUM (FREEZE, ANALYZE) $t")
 	done
-	psql_q "${sql[@]}" >/dev/null || die "VACUUM ANALYZE $* failed"
+	psql_q "${sql[@]}" >/dev/null || die "VACUUM (FREEZE, ANALYZE) $* failed"
 }
 
 # load_data SET...: create the named data sets (each once)
