@@ -931,14 +931,29 @@ _fbt_readpage(IndexScanDesc scan, ScanDirection dir, OffsetNumber offnum,
 	so->currPos.needPrimScan = false;
 
 	/*
-	 * A page the scan stepped onto (not the one its descent landed on,
-	 * where the scan often ends after a few items) gets its first and last
-	 * items tested once: the keys they show every item to satisfy are not
-	 * tested per item (nbtree 18's rule).
+	 * The first and last items this read covers (from the start position
+	 * on, on the page a descent landed on) are tested once: the keys they
+	 * show every item between them to satisfy are not tested per item
+	 * (nbtree 18's rule, there for pages stepped onto only).  Where the
+	 * scan ends on this page, as a point probe's does, an equality key
+	 * stops the test at the first comparison of the two items.
 	 */
-	if (!so->arrayMode && !firstpage && minoff < maxoff)
-		startikey = _fbt_set_startikey(scan, _fbt_readitem(scan, page, minoff),
-									   _fbt_readitem(scan, page, maxoff));
+	if (!so->arrayMode)
+	{
+		OffsetNumber lo = minoff;
+		OffsetNumber hi = maxoff;
+
+		if (firstpage)
+		{
+			if (ScanDirectionIsForward(dir))
+				lo = Max(offnum, minoff);
+			else
+				hi = Min(offnum, maxoff);
+		}
+		if (lo < hi)
+			startikey = _fbt_set_startikey(scan, _fbt_readitem(scan, page, lo),
+										   _fbt_readitem(scan, page, hi));
+	}
 	allkeysmet = startikey >= so->numberOfKeys;
 
 	if (so->arrayMode)
