@@ -24,7 +24,6 @@
 #include "optimizer/restrictinfo.h"
 #include "parser/parsetree.h"
 #include "utils/guc.h"
-#include "utils/inval.h"
 #include "utils/index_selfuncs.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -593,62 +592,6 @@ _fbt_skip_price(PlannerInfo *root, IndexPath *path, IndexOptInfo *index,
 #endif
 
 /*
- * Tree heights for the cost model where the planner does not ask the AM
- * (before 18, amgettreeheight): index OID -> root level, direct-mapped,
- * kept until a relcache invalidation of the index (or of all relations).
- * A height that a root split made stale prices the index one level off
- * until then, as btree's own heights come from its cached metapage.
- */
-#define FBT_HEIGHT_SLOTS	64
-
-typedef struct FbtHeightSlot
-{
-	Oid			indexoid;		/* InvalidOid: empty */
-	int			height;
-} FbtHeightSlot;
-
-static FbtHeightSlot fbt_height_slots[FBT_HEIGHT_SLOTS];
-static bool fbt_height_callback = false;
-
-static void
-_fbt_height_inval(Datum arg, Oid relid)
-{
-	int			i;
-
-	for (i = 0; i < FBT_HEIGHT_SLOTS; i++)
-		if (relid == InvalidOid || fbt_height_slots[i].indexoid == relid)
-			fbt_height_slots[i].indexoid = InvalidOid;
-}
-
-/*
- * The root level of index indexoid (locked by the planner), from the slot
- * cache or else from the index's cached metapage (an index_open without
- * a lock of its own; a share lock on block 0 when the metapage must be
- * read).  Errors only as _fbt_getrootheight() raises them.
- */
-static int
-_fbt_cached_height(Oid indexoid)
-{
-	FbtHeightSlot *slot = &fbt_height_slots[indexoid % FBT_HEIGHT_SLOTS];
-	Relation	irel;
-	int			height;
-
-	if (slot->indexoid == indexoid)
-		return slot->height;
-	if (!fbt_height_callback)
-	{
-		CacheRegisterRelcacheCallback(_fbt_height_inval, (Datum) 0);
-		fbt_height_callback = true;
-	}
-	irel = index_open(indexoid, NoLock);
-	height = (int) _fbt_getrootheight(irel);
-	index_close(irel, NoLock);
-	slot->indexoid = indexoid;
-	slot->height = height;
-	return height;
-}
-
-/*
  * _fbt_costestimate() -- cost a fastbtree index exactly as btree costs the
  * same index (fbtcostestimate(), fbtcostestimate_mirrored()).
  *
@@ -686,7 +629,7 @@ _fbt_costestimate(PlannerInfo *root, IndexPath *path, double loop_count,
 	 */
 	if (index.tree_height < 0 && !index.hypothetical)
 	{
-		index.tree_height = _fbt_cached_height(index.indexoid);
+		index.tree_height = _fbt_cached_rootheight(index.indexoid);
 		/* the index's other paths of this planning need not look again */
 		path->indexinfo->tree_height = index.tree_height;
 	}

@@ -1216,6 +1216,7 @@ extern Buffer _fbt_relandgetbuf(Relation rel, Buffer obuf, BlockNumber blkno,
 extern void _fbt_checkpage(Relation rel, Buffer buf);
 /* _fbt_corrupt_item() is declared with the item checks above */
 extern uint32 _fbt_getrootheight(Relation rel);
+extern int	_fbt_cached_rootheight(Oid indexoid);
 
 typedef struct FbtWal
 {

@@ -19,11 +19,14 @@
 #include "storage/indexfsm.h"
 #include "storage/lmgr.h"
 #include "storage/predicate.h"
+#include "utils/inval.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
 #include "fastbtree.h"
 #include "fbtxlog.h"
+
+static void _fbt_height_note(Oid indexoid, FbtMetaPageData *metad);
 
 static void _fbt_checkpage_failed(Relation rel, Buffer buf);
 static void _fbt_bad_root(Relation rel, BlockNumber rootblkno,
@@ -146,8 +149,76 @@ _fbt_getmeta(Relation rel, bool refresh)
 		rel->rd_amcache = cache;
 	}
 	memcpy(rel->rd_amcache, metad, sizeof(FbtMetaPageData));
+	_fbt_height_note(RelationGetRelid(rel), metad);
 	UnlockReleaseBuffer(metabuf);
 	return (FbtMetaPageData *) rel->rd_amcache;
+}
+
+/*
+ * Tree heights for the cost model where the planner does not ask the AM
+ * (before 18, amgettreeheight): index OID -> root level, direct-mapped,
+ * kept until a relcache invalidation of the index (or of all relations)
+ * and brought up to date whenever this backend re-reads the metapage
+ * (_fbt_getmeta()), as btree's own heights come from its cached metapage.
+ */
+#define FBT_HEIGHT_SLOTS	64
+
+typedef struct FbtHeightSlot
+{
+	Oid			indexoid;		/* InvalidOid: empty */
+	int			height;
+} FbtHeightSlot;
+
+static FbtHeightSlot fbt_height_slots[FBT_HEIGHT_SLOTS];
+static bool fbt_height_callback = false;
+
+/* the metapage of index indexoid was just read: keep its slot current */
+static void
+_fbt_height_note(Oid indexoid, FbtMetaPageData *metad)
+{
+	FbtHeightSlot *slot = &fbt_height_slots[indexoid % FBT_HEIGHT_SLOTS];
+
+	if (slot->indexoid == indexoid)
+		slot->height = metad->fbtm_root == P_NONE ? 0 : (int) metad->fbtm_level;
+}
+
+static void
+_fbt_height_inval(Datum arg, Oid relid)
+{
+	int			i;
+
+	for (i = 0; i < FBT_HEIGHT_SLOTS; i++)
+		if (relid == InvalidOid || fbt_height_slots[i].indexoid == relid)
+			fbt_height_slots[i].indexoid = InvalidOid;
+}
+
+/*
+ * _fbt_cached_rootheight() -- the root level of index indexoid (locked by
+ * the caller, the planner), for fbtcostestimate() before 18: from the slot
+ * cache, or else from the index's cached metapage (an index_open without
+ * a lock of its own; a share lock on block 0 when the metapage must be
+ * read).  Errors only as _fbt_getrootheight() raises them.
+ */
+int
+_fbt_cached_rootheight(Oid indexoid)
+{
+	FbtHeightSlot *slot = &fbt_height_slots[indexoid % FBT_HEIGHT_SLOTS];
+	Relation	irel;
+	int			height;
+
+	if (slot->indexoid == indexoid)
+		return slot->height;
+	if (!fbt_height_callback)
+	{
+		CacheRegisterRelcacheCallback(_fbt_height_inval, (Datum) 0);
+		fbt_height_callback = true;
+	}
+	irel = index_open(indexoid, NoLock);
+	height = (int) _fbt_getrootheight(irel);
+	index_close(irel, NoLock);
+	slot->indexoid = indexoid;
+	slot->height = height;
+	return height;
 }
 
 /*

@@ -536,8 +536,9 @@ _fbt_readitem(IndexScanDesc scan, Page page, OffsetNumber offnum)
 		 * of it, and the executor deforms the copy: the copy must stay
 		 * within the page and hold every attribute.  For a plain tuple
 		 * without NULLs that is two comparisons (what the full check below
-		 * concludes attribute by attribute); posting lists and pivots get
-		 * the full check.
+		 * concludes attribute by attribute); posting lists, pivots and
+		 * whatever sits at offset 1 (the high key, which must be a pivot,
+		 * unless the page is rightmost) get the full check.
 		 */
 		itup = (IndexTuple) PageGetItem(page, iid);
 		if (!so->checkTuples)
@@ -548,7 +549,8 @@ _fbt_readitem(IndexScanDesc scan, Page page, OffsetNumber offnum)
 		else if (likely(!(itup->t_info &
 						  (INDEX_NULL_MASK | INDEX_AM_RESERVED_BIT)) &&
 						IndexTupleSize(itup) >= so->fixedExtent &&
-						ItemIdGetOffset(iid) + IndexTupleSize(itup) <= BLCKSZ))
+						ItemIdGetOffset(iid) + IndexTupleSize(itup) <= BLCKSZ &&
+						offnum > P_HIKEY))
 			return itup;
 	}
 	if (unlikely(!_fbt_itemid_ok(page, iid)))

@@ -13,6 +13,7 @@
 #include "access/relscan.h"
 #include "catalog/pg_type.h"
 #include "utils/array.h"
+#include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -1295,6 +1296,39 @@ _fbt_checkkeys(IndexScanDesc scan, IndexTuple tuple, int tupnatts,
 }
 
 /*
+ * The first key attribute (1-based) whose value differs between leaf
+ * tuples a and b, or nkeyatts + 1: values are compared as images
+ * (datum_image_eq(), nbtree's _bt_keep_natts_fast()), no comparison proc
+ * is called.  Equal images are equal for the opclass; equal values with
+ * different images (numeric 1.0 and 1.00) count as differing, which only
+ * makes _fbt_set_startikey() skip fewer keys.
+ */
+static int
+_fbt_first_differing_att(Relation rel, IndexTuple a, IndexTuple b)
+{
+	TupleDesc	itupdesc = RelationGetDescr(rel);
+	int			nkeyatts = IndexRelationGetNumberOfKeyAttributes(rel);
+	int			attnum;
+
+	for (attnum = 1; attnum <= nkeyatts; attnum++)
+	{
+		Form_pg_attribute att = TupleDescAttr(itupdesc, attnum - 1);
+		Datum		d1,
+					d2;
+		bool		n1,
+					n2;
+
+		d1 = index_getattr(a, attnum, itupdesc, &n1);
+		d2 = index_getattr(b, attnum, itupdesc, &n2);
+		if (n1 != n2)
+			return attnum;
+		if (!n1 && !datum_image_eq(d1, d2, att->attbyval, att->attlen))
+			return attnum;
+	}
+	return nkeyatts + 1;
+}
+
+/*
  * _fbt_set_startikey() -- how many of the scan's leading keys every data
  * item of a leaf page satisfies (nbtree 18's _bt_set_startikey, for scans
  * outside array mode).
@@ -1311,8 +1345,8 @@ _fbt_checkkeys(IndexScanDesc scan, IndexTuple tuple, int tupnatts,
  *	- it is an inequality (or IS NOT NULL) on that first differing column,
  *	  and both items satisfy it: the items between hold values between
  *	  theirs (an interval's test, and NULLs sort at one end).
- * Equality is the opclass's: equal values pass the same operators of the
- * opfamily.  Counting stops at the first key that is not so (the per-item
+ * Values are equal when their images are (so equal for the opclass,
+ * whose operators they then pass alike).  Counting stops at the first key that is not so (the per-item
  * test runs from there).  Row comparisons are never counted.  No locks or
  * pins are taken; errors only as the keys' comparison procs raise them.
  */
@@ -1331,7 +1365,7 @@ _fbt_set_startikey(IndexScanDesc scan, IndexTuple firsttup,
 	Assert(!so->arrayMode);
 	if (so->numberOfKeys == 0)
 		return 0;
-	firstchanging = _fbt_keep_natts(rel, firsttup, lasttup);
+	firstchanging = _fbt_first_differing_att(rel, firsttup, lasttup);
 	for (i = 0; i < so->numberOfKeys; i++)
 	{
 		ScanKey		key = &so->keyData[i];

@@ -42,6 +42,9 @@ SELECT extversion FROM pg_extension WHERE extname = 'fastbtree';
 -- object kinds whose entries differ from the fresh install's: none
 SELECT kind, n FROM fbt_catalog()
 WHERE position(kind || '=' || n || '/' || hash IN :'fresh') = 0;
+-- nothing left to add (what a database brought from 15 to 18 by
+-- pg_upgrade runs to get the skip support functions)
+SELECT fastbtree_add_skip_support() AS added_again;
 -- the skip support functions are btree's (none before 18)
 SELECT (SELECT count(*) FROM pg_amproc p JOIN pg_opfamily f ON f.oid = p.amprocfamily
 		JOIN pg_am a ON a.oid = f.opfmethod
