@@ -1145,6 +1145,7 @@ extern bool _fbt_delete_lp_dead(Relation rel, Relation heapRel, Buffer buf);
 extern bool _fbt_allequalimage(Relation rel);
 extern bool _fbt_dedup_enabled(Relation rel);
 extern bool _fbt_keys_image_equal(Relation rel, IndexTuple a, IndexTuple b);
+extern int	_fbt_first_image_diff(Relation rel, IndexTuple a, IndexTuple b);
 extern void _fbt_dedup_start_pending(FbtDedupState *state, IndexTuple base,
 									 OffsetNumber baseoff);
 extern bool _fbt_dedup_save_htid(FbtDedupState *state, IndexTuple itup);

@@ -89,13 +89,16 @@ _fbt_dedup_enabled(Relation rel)
 }
 
 /*
- * _fbt_keys_image_equal() -- are the key attributes of leaf tuples a and b
- * bitwise equal (NULLs equal to NULLs)?  Only meaningful for indexes whose
- * operator classes make that the same as equality (_fbt_allequalimage);
- * the caller has checked both tuples' attributes against their pages.
+ * _fbt_first_image_diff() -- the first key attribute (1-based) whose value
+ * differs bitwise between leaf tuples a and b (a NULL differs from a
+ * value, not from a NULL), or nkeyatts + 1 when none does: nbtree's
+ * _bt_keep_natts_fast().  No comparison proc is called.  Equal images are
+ * equal for any operator class; for indexes whose operator classes make
+ * the converse true too (_fbt_allequalimage) it is _fbt_keep_natts().
+ * The caller has checked both tuples' attributes against their pages.
  */
-bool
-_fbt_keys_image_equal(Relation rel, IndexTuple a, IndexTuple b)
+int
+_fbt_first_image_diff(Relation rel, IndexTuple a, IndexTuple b)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	int			nkeyatts = IndexRelationGetNumberOfKeyAttributes(rel);
@@ -110,11 +113,24 @@ _fbt_keys_image_equal(Relation rel, IndexTuple a, IndexTuple b)
 		Datum		db = index_getattr(b, i, desc, &nb);
 
 		if (na != nb)
-			return false;
+			return i;
 		if (!na && !datum_image_eq(da, db, att->attbyval, att->attlen))
-			return false;
+			return i;
 	}
-	return true;
+	return nkeyatts + 1;
+}
+
+/*
+ * _fbt_keys_image_equal() -- are the key attributes of leaf tuples a and b
+ * bitwise equal (NULLs equal to NULLs)?  Only meaningful for indexes whose
+ * operator classes make that the same as equality (_fbt_allequalimage);
+ * the caller has checked both tuples' attributes against their pages.
+ */
+bool
+_fbt_keys_image_equal(Relation rel, IndexTuple a, IndexTuple b)
+{
+	return _fbt_first_image_diff(rel, a, b) >
+		IndexRelationGetNumberOfKeyAttributes(rel);
 }
 
 /* Bytes of a leaf tuple's key part: the tuple without its TID array */

@@ -13,7 +13,6 @@
 #include "access/relscan.h"
 #include "catalog/pg_type.h"
 #include "utils/array.h"
-#include "utils/datum.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -1296,39 +1295,6 @@ _fbt_checkkeys(IndexScanDesc scan, IndexTuple tuple, int tupnatts,
 }
 
 /*
- * The first key attribute (1-based) whose value differs between leaf
- * tuples a and b, or nkeyatts + 1: values are compared as images
- * (datum_image_eq(), nbtree's _bt_keep_natts_fast()), no comparison proc
- * is called.  Equal images are equal for the opclass; equal values with
- * different images (numeric 1.0 and 1.00) count as differing, which only
- * makes _fbt_set_startikey() skip fewer keys.
- */
-static int
-_fbt_first_differing_att(Relation rel, IndexTuple a, IndexTuple b)
-{
-	TupleDesc	itupdesc = RelationGetDescr(rel);
-	int			nkeyatts = IndexRelationGetNumberOfKeyAttributes(rel);
-	int			attnum;
-
-	for (attnum = 1; attnum <= nkeyatts; attnum++)
-	{
-		Form_pg_attribute att = TupleDescAttr(itupdesc, attnum - 1);
-		Datum		d1,
-					d2;
-		bool		n1,
-					n2;
-
-		d1 = index_getattr(a, attnum, itupdesc, &n1);
-		d2 = index_getattr(b, attnum, itupdesc, &n2);
-		if (n1 != n2)
-			return attnum;
-		if (!n1 && !datum_image_eq(d1, d2, att->attbyval, att->attlen))
-			return attnum;
-	}
-	return nkeyatts + 1;
-}
-
-/*
  * _fbt_set_startikey() -- how many of the scan's leading keys every data
  * item of a leaf page satisfies (nbtree 18's _bt_set_startikey, for scans
  * outside array mode).
@@ -1365,7 +1331,8 @@ _fbt_set_startikey(IndexScanDesc scan, IndexTuple firsttup,
 	Assert(!so->arrayMode);
 	if (so->numberOfKeys == 0)
 		return 0;
-	firstchanging = _fbt_first_differing_att(rel, firsttup, lasttup);
+	/* (numeric 1.0 and 1.00 differ here: fewer keys skipped, no harm) */
+	firstchanging = _fbt_first_image_diff(rel, firsttup, lasttup);
 	for (i = 0; i < so->numberOfKeys; i++)
 	{
 		ScanKey		key = &so->keyData[i];
