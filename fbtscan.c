@@ -902,6 +902,9 @@ _fbt_readpage_arrays(IndexScanDesc scan, ScanDirection dir,
  * next to a dead entry at the page's edge would read a sibling for
  * nothing.
  */
+/* items a scan reads on its first page before testing the page's far end */
+#define FBT_PRECHECK_AFTER	8
+
 static bool
 _fbt_readpage(IndexScanDesc scan, ScanDirection dir, OffsetNumber offnum,
 			  bool firstpage)
@@ -915,6 +918,7 @@ _fbt_readpage(IndexScanDesc scan, ScanDirection dir, OffsetNumber offnum,
 	bool		continuescan = true;
 	int			startikey = 0;
 	bool		allkeysmet;		/* every item meets every key */
+	int			nread = 0;		/* items read (first page) */
 	int			itemIndex;
 
 	if (!P_ISLEAF(opaque) || opaque->fbto_level != 0)
@@ -933,29 +937,16 @@ _fbt_readpage(IndexScanDesc scan, ScanDirection dir, OffsetNumber offnum,
 	so->currPos.needPrimScan = false;
 
 	/*
-	 * The first and last items this read covers (from the start position
-	 * on, on the page a descent landed on) are tested once: the keys they
-	 * show every item between them to satisfy are not tested per item
-	 * (nbtree 18's rule, there for pages stepped onto only).  Where the
-	 * scan ends on this page, as a point probe's does, an equality key
-	 * stops the test at the first comparison of the two items.
+	 * A page the scan stepped onto has its first and last items tested
+	 * once: the keys they show every item between them to satisfy are not
+	 * tested per item (nbtree 18's rule).  On the page a descent landed on,
+	 * where a point probe ends after an item or two, the same test waits
+	 * until FBT_PRECHECK_AFTER items have been read (below), and then
+	 * covers the items from there on.
 	 */
-	if (!so->arrayMode)
-	{
-		OffsetNumber lo = minoff;
-		OffsetNumber hi = maxoff;
-
-		if (firstpage)
-		{
-			if (ScanDirectionIsForward(dir))
-				lo = Max(offnum, minoff);
-			else
-				hi = Min(offnum, maxoff);
-		}
-		if (lo < hi)
-			startikey = _fbt_set_startikey(scan, _fbt_readitem(scan, page, lo),
-										   _fbt_readitem(scan, page, hi));
-	}
+	if (!so->arrayMode && !firstpage && minoff < maxoff)
+		startikey = _fbt_set_startikey(scan, _fbt_readitem(scan, page, minoff),
+									   _fbt_readitem(scan, page, maxoff));
 	allkeysmet = startikey >= so->numberOfKeys;
 
 	if (so->arrayMode)
@@ -985,6 +976,12 @@ _fbt_readpage(IndexScanDesc scan, ScanDirection dir, OffsetNumber offnum,
 			}
 			if (!continuescan)
 				break;
+			if (firstpage && ++nread == FBT_PRECHECK_AFTER && offnum < maxoff)
+			{
+				startikey = _fbt_set_startikey(scan, itup,
+											   _fbt_readitem(scan, page, maxoff));
+				allkeysmet = startikey >= so->numberOfKeys;
+			}
 			offnum = OffsetNumberNext(offnum);
 		}
 
@@ -1031,6 +1028,13 @@ _fbt_readpage(IndexScanDesc scan, ScanDirection dir, OffsetNumber offnum,
 			}
 			if (!continuescan)
 				break;
+			if (firstpage && ++nread == FBT_PRECHECK_AFTER && offnum > minoff)
+			{
+				startikey = _fbt_set_startikey(scan,
+											   _fbt_readitem(scan, page, minoff),
+											   itup);
+				allkeysmet = startikey >= so->numberOfKeys;
+			}
 			offnum = OffsetNumberPrev(offnum);
 		}
 		so->currPos.moreLeft = continuescan && !P_LEFTMOST(opaque);
