@@ -285,6 +285,8 @@ fbtbuildphasename(int64 phasenum)
 			return "scanning table";
 		case FBT_PHASE_SORT:
 			return "sorting live tuples";
+		case FBT_PHASE_SORT_DEAD:
+			return "sorting dead tuples";
 		case FBT_PHASE_LEAF_LOAD:
 			return "loading tuples in tree";
 		default:
@@ -753,8 +755,8 @@ PG_FUNCTION_INFO_V1(fbthandler);
  * fbthandler() -- the access method handler (SQL: fbthandler(internal)
  * returns index_am_handler).  Returns the IndexAmRoutine: btree's
  * capabilities (ordered, backward, unique, multi-column, INCLUDE,
- * = ANY(array), IS [NOT] NULL, clusterable, predicate locks) with
- * btree's strategy and support numbering.  No parallel build or scan.
+ * = ANY(array), IS [NOT] NULL, clusterable, predicate locks, parallel
+ * build) with btree's strategy and support numbering.
  */
 Datum
 fbthandler(PG_FUNCTION_ARGS)
@@ -805,6 +807,7 @@ fbthandler(PG_FUNCTION_ARGS)
 	amroutine->aminitparallelscan = NULL;
 	amroutine->amparallelrescan = NULL;
 	FBT_SET_VERSION_CALLBACKS(amroutine);
+	FBT_SET_BUILD_PARALLEL(amroutine);
 
 	PG_RETURN_POINTER(amroutine);
 }

@@ -62,6 +62,8 @@
 #include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "storage/bufpage.h"
+#include "storage/dsm.h"
+#include "storage/shm_toc.h"
 #include "utils/rel.h"
 #include "utils/sortsupport.h"
 
@@ -108,6 +110,7 @@
 /* Build sub-phases reported in pg_stat_progress_create_index */
 #define FBT_PHASE_TABLESCAN		2
 #define FBT_PHASE_SORT			3
+#define FBT_PHASE_SORT_DEAD		4
 #define FBT_PHASE_LEAF_LOAD		5
 
 /* ----------------------------------------------------------------
@@ -1280,6 +1283,8 @@ extern Relation _fbt_open_index(Oid relid);
 extern IndexBuildResult *fbtbuild(Relation heap, Relation index,
 								  IndexInfo *indexInfo);
 extern void fbtbuildempty(Relation index);
+extern PGDLLEXPORT void _fbt_parallel_build_main(dsm_segment *seg,
+												 shm_toc *toc);
 
 /* fbtutils.c */
 extern FbtScanInsert _fbt_mkscankey_natts(Relation rel, IndexTuple itup,

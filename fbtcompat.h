@@ -310,6 +310,23 @@ fbt_collation_is_c(Oid coll)
 #define FBT_CORE_UNIQUE_NEEDS_BTREE	(PG_VERSION_NUM < 180000)
 
 /*
+ * Who asks for the workers of a parallel index build.  Since 17 core does,
+ * for every access method with amcanbuildparallel: index_build() calls
+ * plan_create_index_workers() and leaves the count in ii_ParallelWorkers.
+ * Until 16 it does so only for btree (index_build() tests the btree OID),
+ * so fbtbuild() calls plan_create_index_workers() itself, under the
+ * conditions index_build() puts on it (see _fbt_build_workers()).
+ */
+#if PG_VERSION_NUM >= 170000
+#define FBT_CORE_PLANS_BUILD_WORKERS	1
+#define FBT_SET_BUILD_PARALLEL(amroutine) \
+	((amroutine)->amcanbuildparallel = true)
+#else
+#define FBT_CORE_PLANS_BUILD_WORKERS	0
+#define FBT_SET_BUILD_PARALLEL(amroutine)	((void) 0)
+#endif
+
+/*
  * Whether btcostestimate() prices an index scan as nbtree's skip scan runs
  * it (since 18), which fastbtree does not do (fbtcostestimate).
  */

@@ -16,6 +16,16 @@
  * own duplicate-key error, and dead ones in a second; the load merges the
  * two.
  *
+ * A parallel build is nbtsort.c's: the heap is scanned by the leader and
+ * the workers together (a parallel table scan), each participant sorting
+ * what it read into its own part of a shared tuplesort, and the leader's
+ * tuplesort merges the parts into one sorted stream, which the leader
+ * loads exactly as a serial build loads its own (the same pages, block for
+ * block: the sort order is total, heap TID last).  Workers are asked for
+ * as core asks for btree's (plan_create_index_workers(): the GUCs, the
+ * table's parallel_workers, maintenance_work_mem, parallel-unsafe
+ * expressions or predicate); see _fbt_build_workers().
+ *
  * Pages are filled as nbtsort.c fills them (nbtree README, "Notes about
  * bulk loading"), so that a build makes btree's pages: the same items on
  * each page of every level, in the same blocks.  Leaves are filled to the
@@ -40,14 +50,23 @@
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "access/relscan.h"
+#include "access/table.h"
 #include "access/tableam.h"
+#include "access/xact.h"
 #include "catalog/index.h"
 #include "catalog/pg_am.h"
 #include "commands/progress.h"
+#include "executor/instrument.h"
 #include "miscadmin.h"
+#include "optimizer/optimizer.h"
 #include "pgstat.h"
+#include "storage/condition_variable.h"
 #include "storage/smgr.h"
+#include "storage/spin.h"
+#include "tcop/tcopprot.h"
+#include "utils/snapmgr.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/tuplesort.h"
@@ -99,6 +118,60 @@ typedef struct FbtBuildState
 								 * the tree's */
 	FbtBulkWriter writer;
 } FbtBuildState;
+
+/* Keys of a parallel build's entries in its DSM table of contents */
+#define FBT_PARALLEL_KEY_SHARED			UINT64CONST(0xFB7B000000000001)
+#define FBT_PARALLEL_KEY_TUPLESORT		UINT64CONST(0xFB7B000000000002)
+#define FBT_PARALLEL_KEY_TUPLESORT_DEAD	UINT64CONST(0xFB7B000000000003)
+#define FBT_PARALLEL_KEY_QUERY_TEXT		UINT64CONST(0xFB7B000000000004)
+#define FBT_PARALLEL_KEY_WAL_USAGE		UINT64CONST(0xFB7B000000000005)
+#define FBT_PARALLEL_KEY_BUFFER_USAGE	UINT64CONST(0xFB7B000000000006)
+
+/*
+ * The state of a parallel build in dynamic shared memory (nbtsort.c's
+ * BTShared).  The first fields are set by the leader before the workers
+ * start and not changed; the counts after mutex are added to by each
+ * participant when its part of the scan and sort is done, under mutex, and
+ * read by the leader once all have.  The parallel table scan's descriptor
+ * follows, at FbtBuildSharedTableScan().
+ */
+typedef struct FbtBuildShared
+{
+	Oid			heaprelid;
+	Oid			indexrelid;
+	bool		isunique;
+	bool		nulls_not_distinct;
+	bool		isconcurrent;
+	int			scantuplesortstates;	/* participants' tuplesorts */
+	int64		queryid;		/* reported by the workers */
+
+	ConditionVariable workersdonecv;	/* signalled as each one is done */
+
+	slock_t		mutex;
+	int			nparticipantsdone;
+	double		reltuples;		/* heap tuples scanned */
+	double		indtuples;		/* entries fed to the sorts */
+	bool		brokenhotchain; /* a scan found a broken HOT chain */
+} FbtBuildShared;
+
+/* (BUFFERALIGN: shm_toc_allocate()'s alignment, which the scan may need) */
+#define FbtBuildSharedTableScan(shared) \
+	((ParallelTableScanDesc) ((char *) (shared) + \
+							  BUFFERALIGN(sizeof(FbtBuildShared))))
+
+/* The leader's handle on a parallel build (nbtsort.c's BTLeader) */
+typedef struct FbtBuildLeader
+{
+	ParallelContext *pcxt;
+	int			nparticipants;	/* workers launched, plus the leader */
+	FbtBuildShared *shared;
+	Sharedsort *sharedsort;
+	Sharedsort *sharedsort2;	/* the dead entries' sort, unique builds */
+	Snapshot	snapshot;		/* the scan's: SnapshotAny, or registered
+								 * MVCC for CONCURRENTLY */
+	WalUsage   *walusage;		/* per worker */
+	BufferUsage *bufferusage;	/* per worker */
+} FbtBuildLeader;
 
 /*
  * Allocate the next block and start an empty local page for it (blocks are
@@ -463,12 +536,406 @@ _fbt_build_mergekeys(Relation index)
 }
 
 /*
+ * Begin the sorts of one build participant: the live entries' (checked for
+ * uniqueness if unique) in sortmem kB, and for a unique index the dead
+ * entries' in work_mem (at most sortmem).  coordinate and coordinate2 are
+ * the parallel sort's coordination for each, or NULL for a serial build.
+ */
+static void
+_fbt_build_begin_spools(FbtBuildState *bs, bool unique,
+						bool nulls_not_distinct, int sortmem,
+						SortCoordinate coordinate, SortCoordinate coordinate2)
+{
+	bs->spool = tuplesort_begin_index_btree(bs->heap, bs->sortrel, unique,
+											nulls_not_distinct, sortmem,
+											coordinate, TUPLESORT_NONE);
+	if (unique)
+		bs->spool2 = tuplesort_begin_index_btree(bs->heap, bs->sortrel,
+												 false, false,
+												 Min(sortmem, work_mem),
+												 coordinate2,
+												 TUPLESORT_NONE);
+}
+
+/* A participant's or the leader's coordination of one shared sort */
+static SortCoordinate
+_fbt_build_coordinate(Sharedsort *sharedsort, bool isworker,
+					  int nparticipants)
+{
+	SortCoordinate coordinate;
+
+	if (sharedsort == NULL)
+		return NULL;
+	coordinate = (SortCoordinate) palloc0(sizeof(SortCoordinateData));
+	coordinate->isWorker = isworker;
+	coordinate->nParticipants = isworker ? -1 : nparticipants;
+	coordinate->sharedsort = sharedsort;
+	return coordinate;
+}
+
+/*
+ * One participant's part of a parallel build (the leader's or a worker's):
+ * join the parallel heap scan, sort what it reads into the participant's
+ * part of the shared sorts, in sortmem kB, then add its counts to shared
+ * and wake the leader.  progress: report the scan and sort phases (the
+ * leader only).  No buffer pins or locks held on entry or return.  Errors
+ * are the serial build's, raised in the participant (a worker's reaches the
+ * leader through the parallel context).
+ */
+static void
+_fbt_parallel_scan_and_sort(Relation heap, Relation index,
+							FbtBuildShared *shared, Sharedsort *sharedsort,
+							Sharedsort *sharedsort2, int sortmem,
+							bool progress)
+{
+	FbtBuildState ws;
+	IndexInfo  *indexInfo;
+	TableScanDesc scan;
+	double		reltuples;
+
+	memset(&ws, 0, sizeof(ws));
+	ws.heap = heap;
+	ws.index = index;
+	ws.sortrel = _fbt_build_sortrel(index);
+	_fbt_build_begin_spools(&ws, shared->isunique, shared->nulls_not_distinct,
+							sortmem,
+							_fbt_build_coordinate(sharedsort, true, -1),
+							_fbt_build_coordinate(sharedsort2, true, -1));
+
+	indexInfo = BuildIndexInfo(index);
+	indexInfo->ii_Concurrent = shared->isconcurrent;
+	scan = table_beginscan_parallel(heap, FbtBuildSharedTableScan(shared));
+	reltuples = table_index_build_scan(heap, index, indexInfo, true, progress,
+									   _fbt_build_callback, &ws, scan);
+
+	if (progress)
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE,
+									 FBT_PHASE_SORT);
+	tuplesort_performsort(ws.spool);
+	if (ws.spool2 != NULL)
+	{
+		if (progress)
+			pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE,
+										 FBT_PHASE_SORT_DEAD);
+		tuplesort_performsort(ws.spool2);
+	}
+
+	SpinLockAcquire(&shared->mutex);
+	shared->nparticipantsdone++;
+	shared->reltuples += reltuples;
+	shared->indtuples += ws.indtuples;
+	if (indexInfo->ii_BrokenHotChain)
+		shared->brokenhotchain = true;
+	SpinLockRelease(&shared->mutex);
+	ConditionVariableSignal(&shared->workersdonecv);
+
+	/* the sorted runs are in the shared file set: the states can go */
+	tuplesort_end(ws.spool);
+	if (ws.spool2 != NULL)
+		tuplesort_end(ws.spool2);
+	pfree(ws.sortrel->rd_rel);
+	pfree(ws.sortrel);
+}
+
+/*
+ * The number of parallel workers to ask for to build index over heap:
+ * core's count where core makes it (FBT_CORE_PLANS_BUILD_WORKERS), else
+ * plan_create_index_workers() under the conditions index_build() puts on it
+ * for btree: normal processing mode (index_build()'s other caller that
+ * passes parallel = false, the truncation of a table created in the same
+ * transaction, rebuilds an empty heap, for which the count is 0 anyway).
+ */
+static int
+_fbt_build_workers(Relation heap, Relation index, IndexInfo *indexInfo)
+{
+	int			nworkers;
+
+	if (FBT_CORE_PLANS_BUILD_WORKERS || indexInfo->ii_ParallelWorkers > 0)
+		return indexInfo->ii_ParallelWorkers;
+	if (!IsNormalProcessingMode())
+		return 0;
+	nworkers = plan_create_index_workers(RelationGetRelid(heap),
+										 RelationGetRelid(index));
+	/* index_build() said "serially", as it did not ask */
+	if (nworkers > 0)
+		ereport(DEBUG1,
+				(errmsg_internal("building index \"%s\" on table \"%s\" with request for %d parallel workers",
+								 RelationGetRelationName(index),
+								 RelationGetRelationName(heap), nworkers)));
+	return nworkers;
+}
+
+/*
+ * Shut a parallel build down: wait for the workers to exit, count their
+ * WAL and buffer usage into the leader's, release the scan's snapshot,
+ * destroy the parallel context (and with it the shared sorts' files) and
+ * leave parallel mode.  Called after the leader has read all it needs from
+ * the shared sorts.
+ */
+static void
+_fbt_end_parallel(FbtBuildLeader *leader)
+{
+	int			i;
+
+	WaitForParallelWorkersToFinish(leader->pcxt);
+	for (i = 0; i < leader->pcxt->nworkers_launched; i++)
+		InstrAccumParallelQuery(&leader->bufferusage[i],
+								&leader->walusage[i]);
+	if (IsMVCCSnapshot(leader->snapshot))
+		UnregisterSnapshot(leader->snapshot);
+	DestroyParallelContext(leader->pcxt);
+	ExitParallelMode();
+}
+
+/*
+ * Start a parallel build of bs->index with up to request workers
+ * (nbtsort.c's _bt_begin_parallel): set up the shared state and sorts in
+ * DSM, launch the workers, take part in the scan and sort as one of the
+ * participants, and make sure every launched worker has attached.
+ * Returns the leader's handle, or NULL when no DSM or no worker could be
+ * had, in parallel mode only in the first case: the caller then builds
+ * serially.  isconcurrent: CREATE INDEX CONCURRENTLY, whose scan takes an
+ * MVCC snapshot (SnapshotAny otherwise, as the serial scan does).
+ */
+static FbtBuildLeader *
+_fbt_begin_parallel(FbtBuildState *bs, bool unique, bool nulls_not_distinct,
+					bool isconcurrent, int request)
+{
+	ParallelContext *pcxt;
+	FbtBuildLeader *leader;
+	FbtBuildShared *shared;
+	Sharedsort *sharedsort;
+	Sharedsort *sharedsort2 = NULL;
+	Snapshot	snapshot;
+	Size		estshared;
+	Size		estsort;
+	int			scantuplesortstates = request + 1;	/* and the leader */
+	int			querylen = 0;
+
+	EnterParallelMode();
+	pcxt = CreateParallelContext("$libdir/fastbtree",
+								 "_fbt_parallel_build_main", request);
+
+	snapshot = isconcurrent ?
+		RegisterSnapshot(GetTransactionSnapshot()) : SnapshotAny;
+
+	estshared = add_size(BUFFERALIGN(sizeof(FbtBuildShared)),
+						 table_parallelscan_estimate(bs->heap, snapshot));
+	shm_toc_estimate_chunk(&pcxt->estimator, estshared);
+	estsort = tuplesort_estimate_shared(scantuplesortstates);
+	shm_toc_estimate_chunk(&pcxt->estimator, estsort);
+	if (unique)
+	{
+		shm_toc_estimate_chunk(&pcxt->estimator, estsort);
+		shm_toc_estimate_keys(&pcxt->estimator, 3);
+	}
+	else
+		shm_toc_estimate_keys(&pcxt->estimator, 2);
+	shm_toc_estimate_chunk(&pcxt->estimator,
+						   mul_size(sizeof(WalUsage), pcxt->nworkers));
+	shm_toc_estimate_chunk(&pcxt->estimator,
+						   mul_size(sizeof(BufferUsage), pcxt->nworkers));
+	shm_toc_estimate_keys(&pcxt->estimator, 2);
+	if (debug_query_string)
+	{
+		querylen = strlen(debug_query_string);
+		shm_toc_estimate_chunk(&pcxt->estimator, querylen + 1);
+		shm_toc_estimate_keys(&pcxt->estimator, 1);
+	}
+
+	InitializeParallelDSM(pcxt);
+	if (pcxt->seg == NULL)
+	{
+		if (IsMVCCSnapshot(snapshot))
+			UnregisterSnapshot(snapshot);
+		DestroyParallelContext(pcxt);
+		ExitParallelMode();
+		return NULL;
+	}
+
+	shared = (FbtBuildShared *) shm_toc_allocate(pcxt->toc, estshared);
+	shared->heaprelid = RelationGetRelid(bs->heap);
+	shared->indexrelid = RelationGetRelid(bs->index);
+	shared->isunique = unique;
+	shared->nulls_not_distinct = nulls_not_distinct;
+	shared->isconcurrent = isconcurrent;
+	shared->scantuplesortstates = scantuplesortstates;
+	shared->queryid = pgstat_get_my_query_id();
+	ConditionVariableInit(&shared->workersdonecv);
+	SpinLockInit(&shared->mutex);
+	shared->nparticipantsdone = 0;
+	shared->reltuples = 0;
+	shared->indtuples = 0;
+	shared->brokenhotchain = false;
+	table_parallelscan_initialize(bs->heap, FbtBuildSharedTableScan(shared),
+								  snapshot);
+	shm_toc_insert(pcxt->toc, FBT_PARALLEL_KEY_SHARED, shared);
+
+	sharedsort = (Sharedsort *) shm_toc_allocate(pcxt->toc, estsort);
+	tuplesort_initialize_shared(sharedsort, scantuplesortstates, pcxt->seg);
+	shm_toc_insert(pcxt->toc, FBT_PARALLEL_KEY_TUPLESORT, sharedsort);
+	if (unique)
+	{
+		sharedsort2 = (Sharedsort *) shm_toc_allocate(pcxt->toc, estsort);
+		tuplesort_initialize_shared(sharedsort2, scantuplesortstates,
+									pcxt->seg);
+		shm_toc_insert(pcxt->toc, FBT_PARALLEL_KEY_TUPLESORT_DEAD,
+					   sharedsort2);
+	}
+	if (debug_query_string)
+	{
+		char	   *query = shm_toc_allocate(pcxt->toc, querylen + 1);
+
+		memcpy(query, debug_query_string, querylen + 1);
+		shm_toc_insert(pcxt->toc, FBT_PARALLEL_KEY_QUERY_TEXT, query);
+	}
+
+	leader = (FbtBuildLeader *) palloc0(sizeof(FbtBuildLeader));
+	leader->walusage = shm_toc_allocate(pcxt->toc,
+										mul_size(sizeof(WalUsage),
+												 pcxt->nworkers));
+	shm_toc_insert(pcxt->toc, FBT_PARALLEL_KEY_WAL_USAGE, leader->walusage);
+	leader->bufferusage = shm_toc_allocate(pcxt->toc,
+										   mul_size(sizeof(BufferUsage),
+													pcxt->nworkers));
+	shm_toc_insert(pcxt->toc, FBT_PARALLEL_KEY_BUFFER_USAGE,
+				   leader->bufferusage);
+
+	LaunchParallelWorkers(pcxt);
+	leader->pcxt = pcxt;
+	leader->nparticipants = pcxt->nworkers_launched + 1;
+	leader->shared = shared;
+	leader->sharedsort = sharedsort;
+	leader->sharedsort2 = sharedsort2;
+	leader->snapshot = snapshot;
+
+	if (pcxt->nworkers_launched == 0)
+	{
+		_fbt_end_parallel(leader);
+		pfree(leader);
+		return NULL;
+	}
+
+	/*
+	 * The leader's share of maintenance_work_mem is larger than a worker's
+	 * when fewer workers started than were asked for (as in nbtsort.c).
+	 */
+	_fbt_parallel_scan_and_sort(bs->heap, bs->index, shared, sharedsort,
+								sharedsort2,
+								maintenance_work_mem / leader->nparticipants,
+								true);
+
+	/* a worker that failed to start must not be waited for forever */
+	WaitForParallelWorkersToAttach(pcxt);
+	return leader;
+}
+
+/*
+ * The leader's wait for every participant's part of the scan and sort of a
+ * parallel build.  Returns the heap tuples scanned, and sets *indtuples and
+ * *brokenhotchain from the participants' counts.
+ */
+static double
+_fbt_parallel_heapscan(FbtBuildLeader *leader, double *indtuples,
+					   bool *brokenhotchain)
+{
+	FbtBuildShared *shared = leader->shared;
+	double		reltuples;
+
+	for (;;)
+	{
+		SpinLockAcquire(&shared->mutex);
+		if (shared->nparticipantsdone == leader->nparticipants)
+		{
+			reltuples = shared->reltuples;
+			*indtuples = shared->indtuples;
+			*brokenhotchain = shared->brokenhotchain;
+			SpinLockRelease(&shared->mutex);
+			break;
+		}
+		SpinLockRelease(&shared->mutex);
+		ConditionVariableSleep(&shared->workersdonecv,
+							   WAIT_EVENT_PARALLEL_CREATE_INDEX_SCAN);
+	}
+	ConditionVariableCancelSleep();
+	return reltuples;
+}
+
+/*
+ * _fbt_parallel_build_main() -- entry point of a parallel build's worker
+ * (CreateParallelContext() in _fbt_begin_parallel names it; the parallel
+ * worker machinery calls it with the build's DSM segment and its table of
+ * contents).  Opens the heap and the index with the locks the leader's
+ * command holds (so it waits for none), scans and sorts its share, reports
+ * its WAL and buffer usage, and closes them.  Errors are raised here and
+ * re-raised in the leader.
+ */
+void
+_fbt_parallel_build_main(dsm_segment *seg, shm_toc *toc)
+{
+	FbtBuildShared *shared;
+	Sharedsort *sharedsort;
+	Sharedsort *sharedsort2 = NULL;
+	Relation	heap;
+	Relation	index;
+	LOCKMODE	heaplock;
+	LOCKMODE	indexlock;
+	WalUsage   *walusage;
+	BufferUsage *bufferusage;
+
+	debug_query_string = shm_toc_lookup(toc, FBT_PARALLEL_KEY_QUERY_TEXT,
+										true);
+	pgstat_report_activity(STATE_RUNNING, debug_query_string);
+
+	shared = shm_toc_lookup(toc, FBT_PARALLEL_KEY_SHARED, false);
+	pgstat_report_query_id(shared->queryid, false);
+
+	/* the modes index.c takes for a plain and a concurrent build */
+	if (!shared->isconcurrent)
+	{
+		heaplock = ShareLock;
+		indexlock = AccessExclusiveLock;
+	}
+	else
+	{
+		heaplock = ShareUpdateExclusiveLock;
+		indexlock = RowExclusiveLock;
+	}
+	heap = table_open(shared->heaprelid, heaplock);
+	index = index_open(shared->indexrelid, indexlock);
+
+	sharedsort = shm_toc_lookup(toc, FBT_PARALLEL_KEY_TUPLESORT, false);
+	tuplesort_attach_shared(sharedsort, seg);
+	if (shared->isunique)
+	{
+		sharedsort2 = shm_toc_lookup(toc, FBT_PARALLEL_KEY_TUPLESORT_DEAD,
+									 false);
+		tuplesort_attach_shared(sharedsort2, seg);
+	}
+
+	InstrStartParallelQuery();
+	_fbt_parallel_scan_and_sort(heap, index, shared, sharedsort, sharedsort2,
+								maintenance_work_mem /
+								shared->scantuplesortstates,
+								false);
+	bufferusage = shm_toc_lookup(toc, FBT_PARALLEL_KEY_BUFFER_USAGE, false);
+	walusage = shm_toc_lookup(toc, FBT_PARALLEL_KEY_WAL_USAGE, false);
+	InstrEndParallelQuery(&bufferusage[ParallelWorkerNumber],
+						  &walusage[ParallelWorkerNumber]);
+
+	index_close(index, indexlock);
+	table_close(heap, heaplock);
+}
+
+/*
  * fbtbuild() -- ambuild: build a new index over heap.
  *
  * index must be empty (no blocks).  Scans the heap (reporting progress in
  * pg_stat_progress_create_index), sorts, loads, and writes the metapage in
- * block 0.  Holds no buffer locks while scanning or sorting, so the build
- * can be cancelled.  Returns heap and index tuple counts.  Errors: 23505
+ * block 0.  Scans and sorts in parallel when workers are to be had (see
+ * _fbt_build_workers(); PostgreSQL's own GUCs and the table's
+ * parallel_workers decide), and loads the sorted entries alone.  Holds no
+ * buffer locks while scanning or sorting, so the build can be cancelled.  Returns heap and index tuple counts.  Errors: 23505
  * "could not create unique index" (raised by tuplesort, as for btree), 54000
  * for an oversized row, 0A000 for a pattern operator class under a
  * nondeterministic collation (_fbt_check_index_collations).  For a unique
@@ -485,6 +952,8 @@ fbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	double		loaded = 0;
 	IndexTuple	itup;
 	IndexTuple	itup2 = NULL;
+	int			nworkers;
+	FbtBuildLeader *leader = NULL;
 
 	if (RelationGetNumberOfBlocks(index) != 0)
 		elog(ERROR, "index \"%s\" already contains data",
@@ -519,33 +988,47 @@ fbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	bs.pages_alloced = FBT_METAPAGE + 1;
 	fbt_bulk_start(&bs.writer, index);
 
+	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE,
+								 FBT_PHASE_TABLESCAN);
+	bs.sortrel = _fbt_build_sortrel(index);
+	nworkers = _fbt_build_workers(heap, index, indexInfo);
+	if (nworkers > 0)
+		leader = _fbt_begin_parallel(&bs, indexInfo->ii_Unique,
+									 indexInfo->ii_NullsNotDistinct,
+									 indexInfo->ii_Concurrent, nworkers);
+
 	/*
 	 * The spools, sized as btree's: the live one may use all of
 	 * maintenance_work_mem; the dead one, expected to be small, work_mem.
+	 * In a parallel build they merge the participants' sorted runs (the
+	 * participants are done with their memory by the time the merge needs
+	 * its own).
 	 */
-	bs.sortrel = _fbt_build_sortrel(index);
-	bs.spool = tuplesort_begin_index_btree(heap, bs.sortrel,
-										   indexInfo->ii_Unique,
-										   indexInfo->ii_NullsNotDistinct,
-										   maintenance_work_mem, NULL,
-										   TUPLESORT_NONE);
+	_fbt_build_begin_spools(&bs, indexInfo->ii_Unique,
+							indexInfo->ii_NullsNotDistinct,
+							maintenance_work_mem,
+							leader ? _fbt_build_coordinate(leader->sharedsort, false,
+														   leader->nparticipants) : NULL,
+							leader ? _fbt_build_coordinate(leader->sharedsort2, false,
+														   leader->nparticipants) : NULL);
 	if (indexInfo->ii_Unique)
-	{
-		bs.spool2 = tuplesort_begin_index_btree(heap, bs.sortrel, false,
-												false, work_mem, NULL,
-												TUPLESORT_NONE);
 		bs.mergekeys = _fbt_build_mergekeys(index);
-	}
 
-	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE,
-								 FBT_PHASE_TABLESCAN);
-	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
-									   _fbt_build_callback, &bs, NULL);
+	if (leader == NULL)
+		reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
+										   _fbt_build_callback, &bs, NULL);
+	else
+		reltuples = _fbt_parallel_heapscan(leader, &bs.indtuples,
+										   &indexInfo->ii_BrokenHotChain);
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, FBT_PHASE_SORT);
 	tuplesort_performsort(bs.spool);
 	if (bs.spool2 != NULL)
+	{
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE,
+									 FBT_PHASE_SORT_DEAD);
 		tuplesort_performsort(bs.spool2);
+	}
 
 	{
 		const int	progress_index[] = {PROGRESS_CREATEIDX_SUBPHASE,
@@ -613,6 +1096,8 @@ fbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	tuplesort_end(bs.spool);
 	if (bs.spool2 != NULL)
 		tuplesort_end(bs.spool2);
+	if (leader != NULL)
+		_fbt_end_parallel(leader);
 	pfree(bs.sortrel->rd_rel);
 	pfree(bs.sortrel);
 

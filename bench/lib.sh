@@ -425,7 +425,8 @@ setup_cluster()
 		max_wal_size = 8GB
 		checkpoint_timeout = 60min
 		# Runs must not be disturbed by background work or by plans only one
-		# side can have: fastbtree has no parallel scan or build.
+		# side can have: fastbtree has no parallel scan.  The build
+		# benchmark sets max_parallel_maintenance_workers per build.
 		autovacuum = off
 		jit = off
 		max_parallel_workers_per_gather = 0

@@ -231,39 +231,52 @@ run_workload()
 
 declare -A BUILD_MS=() BUILD_BYTES=() PROBE_NS=() PROBE_FOUND=()
 
+# BUILD_MODES: max_parallel_maintenance_workers of each build, as
+# "label:workers": PostgreSQL's default, and workers off
+BUILD_MODES=(default:2 serial:0)
+declare -A BUILD_WORKERS=()
+
 # build_phase: CREATE INDEX time and size for each key type, both access
-# methods interleaved, on the same table
+# methods interleaved, on the same table, with PostgreSQL's default
+# parallel build settings and with workers off
 build_phase()
 {
-	local type target p am out ms bytes i=0 n
+	local type target p am out ms bytes workers mode i=0 n
 
 	load_data accounts int8 ts text two
-	n=$((${#KEY_TYPES[@]} * PAIRS * 2))
+	n=$((${#KEY_TYPES[@]} * ${#BUILD_MODES[@]} * PAIRS * 2))
 	echo
-	log "index builds: CREATE INDEX on the same table with each access method, $PAIRS pairs per key type"
+	log "index builds: CREATE INDEX on the same table with each access method, $PAIRS pairs per key type and parallel setting"
 	for type in "${KEY_TYPES[@]}"; do
 		target=$(probe_build_target "$type")
-		for p in $(seq 1 "$PAIRS"); do
-			for am in btree "$FBT_AM"; do
-				i=$((i + 1))
-				psql_q "CHECKPOINT" || die "CHECKPOINT failed"
-				out=$(printf '%s\n' '\timing on' \
-					"CREATE INDEX bench_build_tmp ON ${target% (*} USING $am (${target#* (};" \
-					'\timing off' \
-					"SELECT pg_relation_size('bench_build_tmp');" \
-					"DROP INDEX bench_build_tmp;" | as_user psql -X -q -A -t -v ON_ERROR_STOP=1 2>&1) ||
-					{ echo "$out" >&2; die "index build failed ($type, $am)"; }
-				ms=$(sed -n 's/^Time: \([0-9.]*\) ms.*$/\1/p' <<<"$out" | head -n 1)
-				bytes=$(grep -x '[0-9][0-9]*' <<<"$out" | tail -n 1)
-				if [ -z "$ms" ] || [ -z "$bytes" ]; then
-					echo "$out" >&2
-					die "no timing or size from the index build"
-				fi
-				BUILD_MS[$type:$p:$am]=$ms
-				BUILD_BYTES[$type:$am]=$bytes
-				printf '%s: [%2d/%d] build %-13s pair %d/%d  %-9s %10.1f ms %12s bytes\n' \
-					"$LOG_TAG" "$i" "$n" "$type" "$p" "$PAIRS" "$am" "$ms" "$bytes"
-				printf 'build\t%s\t%s\t%s\t%s\t%s\n' "$type" "$p" "$am" "$ms" "$bytes" >>"$WORK/runs.tsv"
+		for mode in "${BUILD_MODES[@]}"; do
+			for p in $(seq 1 "$PAIRS"); do
+				for am in btree "$FBT_AM"; do
+					i=$((i + 1))
+					psql_q "CHECKPOINT" || die "CHECKPOINT failed"
+					# the DEBUG1 line of index_build() (or of fbtbuild() on
+					# 15) tells how many workers the build asked for
+					out=$(printf '%s\n' "SET max_parallel_maintenance_workers = ${mode#*:};" \
+						'SET client_min_messages = debug1;' '\timing on' \
+						"CREATE INDEX bench_build_tmp ON ${target% (*} USING $am (${target#* (};" \
+						'\timing off' 'RESET client_min_messages;' \
+						"SELECT pg_relation_size('bench_build_tmp');" \
+						"DROP INDEX bench_build_tmp;" | as_user psql -X -q -A -t -v ON_ERROR_STOP=1 2>&1) ||
+						{ echo "$out" >&2; die "index build failed ($type, $am)"; }
+					ms=$(sed -n 's/^Time: \([0-9.]*\) ms.*$/\1/p' <<<"$out" | head -n 1)
+					bytes=$(grep -x '[0-9][0-9]*' <<<"$out" | tail -n 1)
+					workers=$(sed -n 's/.*building index "bench_build_tmp" on table .* with request for \([0-9]*\) parallel workers.*/\1/p' <<<"$out" | tail -n 1)
+					if [ -z "$ms" ] || [ -z "$bytes" ]; then
+						echo "$out" >&2
+						die "no timing or size from the index build"
+					fi
+					BUILD_MS[$type:${mode%%:*}:$p:$am]=$ms
+					BUILD_BYTES[$type:$am]=$bytes
+					BUILD_WORKERS[$type:${mode%%:*}:$am]=${workers:-0}
+					printf '%s: [%2d/%d] build %-13s %-7s pair %d/%d  %-9s %10.1f ms %12s bytes, %s workers asked for\n' \
+						"$LOG_TAG" "$i" "$n" "$type" "${mode%%:*}" "$p" "$PAIRS" "$am" "$ms" "$bytes" "${workers:-0}"
+					printf 'build\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$type" "${mode%%:*}" "$p" "$am" "$ms" "$bytes" "${workers:-0}" >>"$WORK/runs.tsv"
+				done
 			done
 		done
 	done
@@ -325,7 +338,7 @@ report_header()
 	echo "- scale $SCALE: $(nrows) rows per table; $PAIRS pairs of ${DURATION}s runs per client count; clients: $CLIENTS"
 	echo "- pgbench -n -M prepared -c CLIENTS -j min(CLIENTS, cores); runs interleaved btree, $FBT_AM, $FBT_AM, btree, btree, ... (odd pairs run btree first, even pairs $FBT_AM)"
 	echo "- shared_buffers = $SHARED_BUFFERS; fsync and synchronous_commit off, full_page_writes ${FULL_PAGE_WRITES:-on}; autovacuum, JIT and"
-	echo "  parallel query and parallel index builds off (fastbtree has none); database locale C.UTF-8"
+	echo "  parallel query off (fastbtree has no parallel scan), parallel builds off except in the build benchmark; database locale C.UTF-8"
 	echo "- $(wal_mode_label)"
 	echo "- A pair is a btree run and a $FBT_AM run made back to back.  btree tps and $FBT_AM tps are the two runs of the"
 	echo "  median pair: the pair whose ratio $FBT_AM/btree is the median of the pairs' ratios (with an even number"
@@ -446,34 +459,40 @@ report_summary()
 
 report_builds()
 {
-	local type p m noise
+	local type p m noise mode
 
 	echo
 	echo "## Index build: CREATE INDEX time and size"
 	echo
 	echo "Each key type is indexed on the same table (the btree copy) by each access method in turn,"
-	echo "$PAIRS pairs, with a CHECKPOINT before each build; maintenance_work_mem = 512MB, serial builds."
+	echo "$PAIRS pairs, with a CHECKPOINT before each build; maintenance_work_mem = 512MB.  Parallel setting"
+	echo "\"default\" is PostgreSQL's max_parallel_maintenance_workers = 2, \"serial\" is 0; workers is the"
+	echo "count each build asked for (btree/$FBT_AM; a worker may fail to start on a busy machine)."
 	echo "The two times are those of the median pair (the pair whose time ratio is the median of the pairs'),"
 	echo "the time ratio is their quotient, min–max the range over all pairs; noise and verdict as for pgbench."
 	echo "Time ratio below 1 means $FBT_AM builds faster."
 	echo
-	echo "| key type | table (columns) | btree ms | $FBT_AM ms | time ratio $FBT_AM/btree | min–max | noise | verdict | btree size | $FBT_AM size | size ratio |"
-	echo "|---|---|--:|--:|--:|--:|--:|---|--:|--:|--:|"
+	echo "| key type | table (columns) | parallel | workers | btree ms | $FBT_AM ms | time ratio $FBT_AM/btree | min–max | noise | verdict | btree size | $FBT_AM size | size ratio |"
+	echo "|---|---|---|--:|--:|--:|--:|--:|--:|---|--:|--:|--:|"
 	for type in "${KEY_TYPES[@]}"; do
-		local -a bts=() fbs=() ratios=()
-		for p in $(seq 1 "$PAIRS"); do
-			bts+=("${BUILD_MS[$type:$p:btree]}")
-			fbs+=("${BUILD_MS[$type:$p:$FBT_AM]}")
-			ratios+=("$(ratio "${BUILD_MS[$type:$p:$FBT_AM]}" "${BUILD_MS[$type:$p:btree]}")")
+		for mode in "${BUILD_MODES[@]}"; do
+			mode=${mode%%:*}
+			local -a bts=() fbs=() ratios=()
+			for p in $(seq 1 "$PAIRS"); do
+				bts+=("${BUILD_MS[$type:$mode:$p:btree]}")
+				fbs+=("${BUILD_MS[$type:$mode:$p:$FBT_AM]}")
+				ratios+=("$(ratio "${BUILD_MS[$type:$mode:$p:$FBT_AM]}" "${BUILD_MS[$type:$mode:$p:btree]}")")
+			done
+			m=$(median_pick "${ratios[@]}")
+			noise=$(maximum "$(rel_spread "${bts[@]}")" "$(rel_spread "${fbs[@]}")")
+			printf '| %s | %s | %s | %s/%s | %.0f | %.0f | %.3f | %.3f–%.3f | %s | %s | %s | %s | %.3f |\n' "$(type_label "$type")" \
+				"$(probe_build_target "$type")" "$mode" "${BUILD_WORKERS[$type:$mode:btree]}" "${BUILD_WORKERS[$type:$mode:$FBT_AM]}" \
+				"${bts[m - 1]}" "${fbs[m - 1]}" \
+				"${ratios[m - 1]}" "$(minimum "${ratios[@]}")" "$(maximum "${ratios[@]}")" "$(pct "$noise")" \
+				"$(noise_verdict "${ratios[m - 1]}" "$(minimum "${ratios[@]}")" "$(maximum "${ratios[@]}")" "$noise" "$PAIRS")" \
+				"$(pretty_bytes "${BUILD_BYTES[$type:btree]}")" "$(pretty_bytes "${BUILD_BYTES[$type:$FBT_AM]}")" \
+				"$(ratio "${BUILD_BYTES[$type:$FBT_AM]}" "${BUILD_BYTES[$type:btree]}")"
 		done
-		m=$(median_pick "${ratios[@]}")
-		noise=$(maximum "$(rel_spread "${bts[@]}")" "$(rel_spread "${fbs[@]}")")
-		printf '| %s | %s | %.0f | %.0f | %.3f | %.3f–%.3f | %s | %s | %s | %s | %.3f |\n' "$(type_label "$type")" \
-			"$(probe_build_target "$type")" "${bts[m - 1]}" "${fbs[m - 1]}" \
-			"${ratios[m - 1]}" "$(minimum "${ratios[@]}")" "$(maximum "${ratios[@]}")" "$(pct "$noise")" \
-			"$(noise_verdict "${ratios[m - 1]}" "$(minimum "${ratios[@]}")" "$(maximum "${ratios[@]}")" "$noise" "$PAIRS")" \
-			"$(pretty_bytes "${BUILD_BYTES[$type:btree]}")" "$(pretty_bytes "${BUILD_BYTES[$type:$FBT_AM]}")" \
-			"$(ratio "${BUILD_BYTES[$type:$FBT_AM]}" "${BUILD_BYTES[$type:btree]}")"
 	done
 }
 
