@@ -756,7 +756,7 @@ PG_FUNCTION_INFO_V1(fbthandler);
  * returns index_am_handler).  Returns the IndexAmRoutine: btree's
  * capabilities (ordered, backward, unique, multi-column, INCLUDE,
  * = ANY(array), IS [NOT] NULL, clusterable, predicate locks, parallel
- * build) with btree's strategy and support numbering.
+ * build and scans) with btree's strategy and support numbering.
  */
 Datum
 fbthandler(PG_FUNCTION_ARGS)
@@ -777,7 +777,7 @@ fbthandler(PG_FUNCTION_ARGS)
 	amroutine->amstorage = true;
 	amroutine->amclusterable = true;
 	amroutine->ampredlocks = true;
-	amroutine->amcanparallel = false;
+	amroutine->amcanparallel = true;
 	amroutine->amcaninclude = true;
 	amroutine->amusemaintenanceworkmem = false;
 	amroutine->amparallelvacuumoptions =
@@ -803,9 +803,9 @@ fbthandler(PG_FUNCTION_ARGS)
 	amroutine->amendscan = fbtendscan;
 	amroutine->ammarkpos = fbtmarkpos;
 	amroutine->amrestrpos = fbtrestrpos;
-	amroutine->amestimateparallelscan = NULL;
-	amroutine->aminitparallelscan = NULL;
-	amroutine->amparallelrescan = NULL;
+	amroutine->amestimateparallelscan = fbtestimateparallelscan;
+	amroutine->aminitparallelscan = fbtinitparallelscan;
+	amroutine->amparallelrescan = fbtparallelrescan;
 	FBT_SET_VERSION_CALLBACKS(amroutine);
 	FBT_SET_BUILD_PARALLEL(amroutine);
 

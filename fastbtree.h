@@ -1004,6 +1004,12 @@ typedef struct FbtScanOpaqueData
 	FbtScanPosData *markPos;	/* a mark copied off its page; allocated at
 								 * the first such copy (merge joins only) */
 	int			markItemIndex;	/* itemIndex of a mark on currPos, or -1 */
+
+	/*
+	 * A parallel scan with array keys is run whole by the participant that
+	 * claims it first (fbtscan.c, "Parallel scans"); set in that one
+	 */
+	bool		parallelOwner;
 } FbtScanOpaqueData;
 
 typedef FbtScanOpaqueData *FbtScanOpaque;
@@ -1270,6 +1276,9 @@ extern IndexScanDesc fbtbeginscan(Relation rel, int nkeys, int norderbys);
 extern void fbtrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 					  ScanKey orderbys, int norderbys);
 extern bool fbtgettuple(IndexScanDesc scan, ScanDirection dir);
+extern Size fbtestimateparallelscan(FBT_ESTIMATE_PARALLELSCAN_ARGS);
+extern void fbtinitparallelscan(void *target);
+extern void fbtparallelrescan(IndexScanDesc scan);
 extern int64 fbtgetbitmap(IndexScanDesc scan, TIDBitmap *tbm);
 extern void fbtendscan(IndexScanDesc scan);
 extern void fbtmarkpos(IndexScanDesc scan);

@@ -327,6 +327,27 @@ fbt_collation_is_c(Oid coll)
 #endif
 
 /*
+ * Parallel index scans.  amestimateparallelscan takes no argument until 16,
+ * the scan's key counts in 17 and the index too since 18
+ * (FBT_ESTIMATE_PARALLELSCAN_ARGS); the AM's part of the shared scan
+ * descriptor is at ps_offset until 17, at ps_offset_am since 18.
+ */
+#if PG_VERSION_NUM >= 180000
+#define FBT_ESTIMATE_PARALLELSCAN_ARGS \
+	Relation indexRelation, int nkeys, int norderbys
+#define FbtParallelScanAm(pscan) \
+	((void *) OffsetToPointer((void *) (pscan), (pscan)->ps_offset_am))
+#elif PG_VERSION_NUM >= 170000
+#define FBT_ESTIMATE_PARALLELSCAN_ARGS	int nkeys, int norderbys
+#define FbtParallelScanAm(pscan) \
+	((void *) OffsetToPointer((void *) (pscan), (pscan)->ps_offset))
+#else
+#define FBT_ESTIMATE_PARALLELSCAN_ARGS	void
+#define FbtParallelScanAm(pscan) \
+	((void *) OffsetToPointer((void *) (pscan), (pscan)->ps_offset))
+#endif
+
+/*
  * Whether btcostestimate() prices an index scan as nbtree's skip scan runs
  * it (since 18), which fastbtree does not do (fbtcostestimate).
  */

@@ -19,7 +19,9 @@
 #include "miscadmin.h"
 #include "nodes/tidbitmap.h"
 #include "pgstat.h"
+#include "storage/condition_variable.h"
 #include "storage/predicate.h"
+#include "storage/spin.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -29,6 +31,211 @@
 static bool _fbt_first(IndexScanDesc scan, ScanDirection dir);
 static bool _fbt_next(IndexScanDesc scan, ScanDirection dir);
 static bool _fbt_steppage(IndexScanDesc scan, ScanDirection dir);
+static bool _fbt_readnextpage(IndexScanDesc scan, BlockNumber blkno,
+							  BlockNumber lastcurr, ScanDirection dir);
+
+/*
+ * Parallel scans (nbtree's design, nbtree.c's _bt_parallel_seize et al.).
+ *
+ * The participants of a parallel index scan read the leaves one at a time,
+ * each page by one of them, in key order.  The shared state says which page
+ * comes next: a participant "seizes" the scan (status ADVANCING: the others
+ * wait on the condition variable), reads the page it was given, and as soon
+ * as it has read that page's sibling link it "releases" the scan with the
+ * next page (status IDLE), before it collects the page's matches, so that
+ * another participant can read the next page meanwhile.  The first
+ * participant to seize a scan not yet started finds no page to read
+ * (InvalidBlockNumber) and descends the tree; the others wait for its
+ * release.  Going forward the next page is the right-link of the page read;
+ * going backward it is the left-link, with the page read (lastCurrPage) to
+ * walk left from as _fbt_walk_left() does, since the left-link may be stale
+ * by the time the next participant follows it.  A participant that finds
+ * the end of the matches (or of the level) marks the scan DONE, and a later
+ * release does not undo that: whatever lies beyond the end cannot match.
+ *
+ * Scans with = ANY or skip arrays are not divided: nbtree hands out its
+ * primitive scans with their array elements; here the first participant to
+ * reach _fbt_first() claims the whole scan (status DONE for the others)
+ * and runs it as a serial scan (so->parallelOwner).  Rows come back once,
+ * from one process.
+ */
+typedef enum FbtParallelStatus
+{
+	FBT_PARALLEL_NOT_STARTED,	/* nobody has descended yet */
+	FBT_PARALLEL_ADVANCING,		/* a participant holds the scan */
+	FBT_PARALLEL_IDLE,			/* nextPage is free to be read */
+	FBT_PARALLEL_DONE			/* no more pages to hand out */
+} FbtParallelStatus;
+
+typedef struct FbtParallelScanDescData
+{
+	slock_t		mutex;			/* protects the three fields below */
+	FbtParallelStatus status;
+	BlockNumber nextPage;		/* the page to read next (IDLE), or P_NONE */
+	BlockNumber lastCurrPage;	/* the page read last, to walk left from */
+	ConditionVariable cv;		/* signalled when status leaves ADVANCING */
+} FbtParallelScanDescData;
+
+typedef FbtParallelScanDescData *FbtParallelScanDesc;
+
+/* the shared state of a scan whose pages are divided, or NULL */
+static inline FbtParallelScanDesc
+_fbt_parallel_state(IndexScanDesc scan)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+
+	if (scan->parallel_scan == NULL || so->parallelOwner)
+		return NULL;
+	return (FbtParallelScanDesc) FbtParallelScanAm(scan->parallel_scan);
+}
+
+/*
+ * fbtestimateparallelscan() -- amestimateparallelscan: bytes of shared
+ * memory fastbtree's part of a parallel index scan descriptor needs.
+ */
+Size
+fbtestimateparallelscan(FBT_ESTIMATE_PARALLELSCAN_ARGS)
+{
+	return sizeof(FbtParallelScanDescData);
+}
+
+/*
+ * fbtinitparallelscan() -- aminitparallelscan: initialize target (in
+ * dynamic shared memory, fbtestimateparallelscan() bytes) for a scan not
+ * yet started.
+ */
+void
+fbtinitparallelscan(void *target)
+{
+	FbtParallelScanDesc ps = (FbtParallelScanDesc) target;
+
+	SpinLockInit(&ps->mutex);
+	ps->status = FBT_PARALLEL_NOT_STARTED;
+	ps->nextPage = InvalidBlockNumber;
+	ps->lastCurrPage = InvalidBlockNumber;
+	ConditionVariableInit(&ps->cv);
+}
+
+/*
+ * fbtparallelrescan() -- amparallelrescan: start the shared scan over
+ * (called by the leader, with no worker attached).
+ */
+void
+fbtparallelrescan(IndexScanDesc scan)
+{
+	FbtParallelScanDesc ps = (FbtParallelScanDesc)
+		FbtParallelScanAm(scan->parallel_scan);
+
+	SpinLockAcquire(&ps->mutex);
+	ps->status = FBT_PARALLEL_NOT_STARTED;
+	ps->nextPage = InvalidBlockNumber;
+	ps->lastCurrPage = InvalidBlockNumber;
+	SpinLockRelease(&ps->mutex);
+}
+
+/*
+ * Seize the shared scan, waiting while another participant holds it.
+ * Returns false if the scan is done.  Else the caller holds the scan and
+ * must release it (or mark it done): *blkno is the page to read next (going
+ * backward: the left-link of *lastcurr, the page read last), P_NONE at the
+ * end of the level, or InvalidBlockNumber when first is set and nobody has
+ * descended yet, for the caller to descend.
+ */
+static bool
+_fbt_parallel_seize(FbtParallelScanDesc ps, bool first, BlockNumber *blkno,
+					BlockNumber *lastcurr)
+{
+	bool		seized = false;
+	bool		done = false;
+
+	for (;;)
+	{
+		SpinLockAcquire(&ps->mutex);
+		if (ps->status == FBT_PARALLEL_DONE)
+			done = true;
+		else if (ps->status == FBT_PARALLEL_IDLE ||
+				 (first && ps->status == FBT_PARALLEL_NOT_STARTED))
+		{
+			*blkno = ps->status == FBT_PARALLEL_IDLE ?
+				ps->nextPage : InvalidBlockNumber;
+			*lastcurr = ps->lastCurrPage;
+			ps->status = FBT_PARALLEL_ADVANCING;
+			seized = true;
+		}
+		SpinLockRelease(&ps->mutex);
+		if (seized || done)
+			break;
+		ConditionVariableSleep(&ps->cv, WAIT_EVENT_BTREE_PAGE);
+	}
+	ConditionVariableCancelSleep();
+	return seized;
+}
+
+/*
+ * Release the seized scan with blkno to read next and lastcurr the page
+ * just read (see _fbt_parallel_seize), and wake one waiter.  A scan marked
+ * done meanwhile stays done.
+ */
+static void
+_fbt_parallel_release(FbtParallelScanDesc ps, BlockNumber blkno,
+					  BlockNumber lastcurr)
+{
+	SpinLockAcquire(&ps->mutex);
+	if (ps->status != FBT_PARALLEL_DONE)
+	{
+		ps->status = FBT_PARALLEL_IDLE;
+		ps->nextPage = blkno;
+		ps->lastCurrPage = lastcurr;
+	}
+	SpinLockRelease(&ps->mutex);
+	ConditionVariableSignal(&ps->cv);
+}
+
+/* Mark the shared scan done, and wake every waiter */
+static void
+_fbt_parallel_done(FbtParallelScanDesc ps)
+{
+	bool		changed = false;
+
+	SpinLockAcquire(&ps->mutex);
+	if (ps->status != FBT_PARALLEL_DONE)
+	{
+		ps->status = FBT_PARALLEL_DONE;
+		changed = true;
+	}
+	SpinLockRelease(&ps->mutex);
+	if (changed)
+		ConditionVariableBroadcast(&ps->cv);
+}
+
+/*
+ * A scan with array keys: claim the whole shared scan for this participant
+ * if nobody has started it (the others then find it done).  Returns whether
+ * this participant runs the scan.
+ */
+static bool
+_fbt_parallel_claim(IndexScanDesc scan)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	FbtParallelScanDesc ps = _fbt_parallel_state(scan);
+	bool		claimed = false;
+
+	if (ps == NULL)
+		return true;			/* claimed before */
+	SpinLockAcquire(&ps->mutex);
+	if (ps->status == FBT_PARALLEL_NOT_STARTED)
+	{
+		ps->status = FBT_PARALLEL_DONE;
+		claimed = true;
+	}
+	SpinLockRelease(&ps->mutex);
+	if (claimed)
+	{
+		ConditionVariableBroadcast(&ps->cv);
+		so->parallelOwner = true;
+	}
+	return claimed;
+}
 
 /*
  * How far from a tuple's start the fixed-width attributes of a tuple
@@ -276,6 +483,7 @@ fbtbeginscan(Relation rel, int nkeys, int norderbys)
 	so->keysPrepared = false;
 	so->qual_ok = true;
 	so->numberOfKeys = 0;
+	so->parallelOwner = false;
 	/*
 	 * The per-key arrays, in one allocation: a scan is begun and ended per
 	 * statement (point queries, foreign-key checks), where a dozen pallocs
@@ -361,6 +569,7 @@ fbtrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 	_fbt_release_curr(scan);
 	_fbt_invalidate_mark(so);
 	so->markItemIndex = -1;
+	so->parallelOwner = false;
 
 	if (scan->xs_want_itup && so->currTuples == NULL)
 	{
@@ -936,6 +1145,17 @@ _fbt_readpage(IndexScanDesc scan, ScanDirection dir, OffsetNumber offnum,
 	so->currPos.dir = dir;
 	so->currPos.needPrimScan = false;
 
+	/* the sibling is known: another participant may read it meanwhile */
+	if (_fbt_parallel_state(scan) != NULL)
+	{
+		if (ScanDirectionIsForward(dir))
+			_fbt_parallel_release(_fbt_parallel_state(scan),
+								  so->currPos.nextPage, so->currPos.currPage);
+		else
+			_fbt_parallel_release(_fbt_parallel_state(scan),
+								  so->currPos.prevPage, so->currPos.currPage);
+	}
+
 	/*
 	 * A page the scan stepped onto has its first and last items tested
 	 * once: the keys they show every item between them to satisfy are not
@@ -1193,11 +1413,47 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 	int			i;
 
 	_fbt_release_curr(scan);
+	so->needPrimScan = false;
+	so->arraysAdvanced = false;
+
+	/*
+	 * A parallel scan descends once, in the participant that gets there
+	 * first; the others start from the page the shared scan hands out.  A
+	 * scan with arrays is run whole by one participant.
+	 */
+	if (scan->parallel_scan != NULL)
+	{
+		FbtParallelScanDesc ps;
+		BlockNumber blkno;
+		BlockNumber lastcurr;
+
+		if (so->numArrayKeys > 0)
+		{
+			if (!_fbt_parallel_claim(scan))
+				return false;
+		}
+		else if ((ps = _fbt_parallel_state(scan)) != NULL)
+		{
+			if (!_fbt_parallel_seize(ps, true, &blkno, &lastcurr))
+				return false;
+			if (blkno == P_NONE)
+			{
+				_fbt_parallel_done(ps);
+				return false;
+			}
+			if (blkno != InvalidBlockNumber)
+			{
+				if (!_fbt_readnextpage(scan, blkno, lastcurr, dir))
+					return false;
+				_fbt_return_item(scan);
+				return true;
+			}
+		}
+	}
+
 	pgstat_count_index_scan(rel);
 	fbt_count_index_search(scan);
 	inskey.pivotsearch = false;
-	so->needPrimScan = false;
-	so->arraysAdvanced = false;
 
 	for (col = 0; col < nkeyatts; col++)
 	{
@@ -1309,6 +1565,8 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 		if (!BufferIsValid(buf))
 		{
 			PredicateLockRelation(rel, scan->xs_snapshot);
+			if (_fbt_parallel_state(scan) != NULL)
+				_fbt_parallel_done(_fbt_parallel_state(scan));
 			return false;
 		}
 		offnum = ScanDirectionIsBackward(dir) ?
@@ -1367,6 +1625,8 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 	if (!BufferIsValid(buf))
 	{
 		PredicateLockRelation(rel, scan->xs_snapshot);
+		if (_fbt_parallel_state(scan) != NULL)
+			_fbt_parallel_done(_fbt_parallel_state(scan));
 		return false;
 	}
 
@@ -1444,14 +1704,19 @@ _fbt_walk_left(Relation rel, BlockNumber obknum, BlockNumber lblkno)
 
 /*
  * _fbt_steppage() -- move the scan to the next leaf in direction dir that
- * has matches.  Drops the pin on the current page (keeping one for a
- * pending mark).  Returns false, holding no pins, at the end of the scan.
+ * has matches: the current page's sibling, or in a parallel scan the page
+ * the shared scan hands out next.  Drops the pin on the current page
+ * (keeping one for a pending mark).  Returns false, holding no pins, at
+ * the end of the scan.
  */
 static bool
 _fbt_steppage(IndexScanDesc scan, ScanDirection dir)
 {
 	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
-	Relation	rel = scan->indexRelation;
+	FbtParallelScanDesc ps = _fbt_parallel_state(scan);
+	BlockNumber blkno;
+	BlockNumber lastcurr;
+	bool		more;
 
 	/*
 	 * Array mode: the page decided whether a new descent follows it in the
@@ -1487,75 +1752,110 @@ _fbt_steppage(IndexScanDesc scan, ScanDirection dir)
 
 	if (ScanDirectionIsForward(dir))
 	{
-		BlockNumber blkno = so->currPos.nextPage;
-		bool		more = so->currPos.moreRight;
-
-		_fbt_release_curr(scan);
-		while (more && blkno != P_NONE)
-		{
-			CHECK_FOR_INTERRUPTS();
-			so->currPos.buf = _fbt_getbuf(rel, blkno, FBT_READ);
-			so->currPos.moreLeft = true;
-			if (P_IGNORE(FbtPageGetOpaque(BufferGetPage(so->currPos.buf))))
-			{
-				/* deleted or half-dead: empty, its range went right */
-				blkno = FbtPageGetOpaque(BufferGetPage(so->currPos.buf))->fbto_next;
-				UnlockReleaseBuffer(so->currPos.buf);
-				so->currPos.buf = InvalidBuffer;
-				continue;
-			}
-			if (_fbt_readpage(scan, dir,
-							  P_FIRSTDATAKEY(FbtPageGetOpaque(BufferGetPage(so->currPos.buf))),
-							  false))
-			{
-				_fbt_drop_lock_and_maybe_pin(scan, &so->currPos);
-				return true;
-			}
-			more = so->currPos.moreRight;
-			blkno = so->currPos.nextPage;
-			UnlockReleaseBuffer(so->currPos.buf);
-			so->currPos.buf = InvalidBuffer;
-			so->currPos.currPage = InvalidBlockNumber;
-		}
+		blkno = so->currPos.nextPage;
+		more = so->currPos.moreRight;
 	}
 	else
 	{
-		BlockNumber blkno = so->currPos.currPage;
-		BlockNumber lblkno = so->currPos.prevPage;
-		bool		more = so->currPos.moreLeft;
+		blkno = so->currPos.prevPage;
+		more = so->currPos.moreLeft;
+	}
+	lastcurr = so->currPos.currPage;
+	_fbt_release_curr(scan);
+	if (!more)
+	{
+		if (ps != NULL)
+			_fbt_parallel_done(ps);
+		return false;
+	}
+	if (ps != NULL && !_fbt_parallel_seize(ps, false, &blkno, &lastcurr))
+		return false;
+	return _fbt_readnextpage(scan, blkno, lastcurr, dir);
+}
 
-		_fbt_release_curr(scan);
-		while (more && lblkno != P_NONE)
+/*
+ * _fbt_readnextpage() -- read leaves in direction dir, starting with blkno
+ * (going backward: the page left of lastcurr, the page the scan left,
+ * whose left-link blkno was, found as _fbt_walk_left() finds it), until one
+ * has matches.  In a parallel scan the caller has seized the scan: each
+ * page read releases it (_fbt_readpage), and after a page without matches
+ * the scan is seized again for the next page to read.  Returns true with
+ * the scan on the page's matches (the page pinned, not locked), false at
+ * the end of the scan (no pins held; a parallel scan marked done).
+ */
+static bool
+_fbt_readnextpage(IndexScanDesc scan, BlockNumber blkno, BlockNumber lastcurr,
+				  ScanDirection dir)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	Relation	rel = scan->indexRelation;
+	FbtParallelScanDesc ps = _fbt_parallel_state(scan);
+
+	while (blkno != P_NONE)
+	{
+		Page		page;
+		FbtPageOpaque opaque;
+		bool		more;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ScanDirectionIsForward(dir))
 		{
-			CHECK_FOR_INTERRUPTS();
-			so->currPos.buf = _fbt_walk_left(rel, blkno, lblkno);
+			so->currPos.buf = _fbt_getbuf(rel, blkno, FBT_READ);
+			so->currPos.moreLeft = true;
+		}
+		else
+		{
+			so->currPos.buf = _fbt_walk_left(rel, lastcurr, blkno);
 			if (!BufferIsValid(so->currPos.buf))
 				break;
 			so->currPos.moreRight = true;
-			if (P_IGNORE(FbtPageGetOpaque(BufferGetPage(so->currPos.buf))))
-			{
-				/* half-dead: empty and still linked; go on left of it */
-				blkno = BufferGetBlockNumber(so->currPos.buf);
-				lblkno = FbtPageGetOpaque(BufferGetPage(so->currPos.buf))->fbto_prev;
-				UnlockReleaseBuffer(so->currPos.buf);
-				so->currPos.buf = InvalidBuffer;
-				continue;
-			}
-			if (_fbt_readpage(scan, dir,
-							  PageGetMaxOffsetNumber(BufferGetPage(so->currPos.buf)),
-							  false))
-			{
-				_fbt_drop_lock_and_maybe_pin(scan, &so->currPos);
-				return true;
-			}
-			more = so->currPos.moreLeft;
-			blkno = so->currPos.currPage;
-			lblkno = so->currPos.prevPage;
+		}
+		page = BufferGetPage(so->currPos.buf);
+		opaque = FbtPageGetOpaque(page);
+		if (P_IGNORE(opaque))
+		{
+			/*
+			 * Going right, deleted or half-dead: empty, its range went
+			 * right.  Going left, half-dead (deleted pages are passed over
+			 * by _fbt_walk_left): empty and still linked; go on left of it.
+			 * A parallel scan stays seized meanwhile.
+			 */
+			lastcurr = BufferGetBlockNumber(so->currPos.buf);
+			blkno = ScanDirectionIsForward(dir) ? opaque->fbto_next :
+				opaque->fbto_prev;
 			UnlockReleaseBuffer(so->currPos.buf);
 			so->currPos.buf = InvalidBuffer;
-			so->currPos.currPage = InvalidBlockNumber;
+			continue;
 		}
+		if (_fbt_readpage(scan, dir,
+						  ScanDirectionIsForward(dir) ? P_FIRSTDATAKEY(opaque) :
+						  PageGetMaxOffsetNumber(page),
+						  false))
+		{
+			_fbt_drop_lock_and_maybe_pin(scan, &so->currPos);
+			return true;
+		}
+		if (ScanDirectionIsForward(dir))
+		{
+			more = so->currPos.moreRight;
+			blkno = so->currPos.nextPage;
+		}
+		else
+		{
+			more = so->currPos.moreLeft;
+			blkno = so->currPos.prevPage;
+		}
+		lastcurr = so->currPos.currPage;
+		UnlockReleaseBuffer(so->currPos.buf);
+		so->currPos.buf = InvalidBuffer;
+		so->currPos.currPage = InvalidBlockNumber;
+		if (!more)
+			break;
+		if (ps != NULL && !_fbt_parallel_seize(ps, false, &blkno, &lastcurr))
+			return false;
 	}
+	if (ps != NULL)
+		_fbt_parallel_done(ps);
 	return false;
 }
 

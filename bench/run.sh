@@ -57,7 +57,7 @@ SUITE=
 CALLGRIND=no
 RESULTS_DIR="$BENCH_DIR/results"
 
-READ_WORKLOADS=(select range range_desc ios join text_c text_default twocol)
+READ_WORKLOADS=(select range range_desc ios join text_c text_default twocol parallel)
 # the scan machinery of PostgreSQL 17 and 18 (skip scan, = ANY advancement)
 SCAN_WORKLOADS=(skip any_near any_spread ios_count range1000 order_limit)
 WRITE_WORKLOADS=(insert_random insert_asc mixed update_churn)
