@@ -16,6 +16,7 @@ OBJS = \
 	fbtpagedel.o \
 	fbtpin.o \
 	fbtplanner.o \
+	fbtprefetch.o \
 	fbtscan.o \
 	fbtsearch.o \
 	fbtsort.o \
@@ -26,7 +27,7 @@ OBJS = \
 
 EXTENSION = fastbtree
 DATA = fastbtree--1.0.sql fastbtree--1.0--1.1.sql fastbtree--1.1--1.2.sql \
-	fastbtree--1.2--1.3.sql
+	fastbtree--1.2--1.3.sql fastbtree--1.3--1.4.sql
 PGFILEDESC = "fastbtree - B-tree index access method with a faster search path"
 
 # Every sql/NAME.sql is a pg_regress test with expected/NAME.out.

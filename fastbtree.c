@@ -122,6 +122,14 @@ _PG_init(void)
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
+	DefineCustomBoolVariable("fastbtree.prefetch",
+							 "Index scans prefetch the heap blocks of the rows they are about to return, up to effective_io_concurrency ahead.",
+							 "Off: each heap block is read when the executor fetches its row, as with btree.  Takes effect at the next scan.",
+							 &fbt_prefetch,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
 	DefineCustomBoolVariable("fastbtree.skip_scan",
 							 "Skip scan and array advancement: scans with = ANY(array) keys run in one pass along the leaves, and skip over the values of a column without an equality key that comes before a column with one.",
 							 "Off: one descent per = ANY element combination, and a column without an equality key bounds the range read, later keys being tested on each tuple (PostgreSQL 15's btree).  Takes effect at the next rescan.",

@@ -360,6 +360,9 @@ typedef struct FbtStats
 	uint64		recent_misses;	/* hinted blocks whose hint was stale */
 	uint64		scan_pin_reuses;	/* internal pages found in a scan's pins */
 	uint64		scan_pins_taken;	/* pins kept for a scan's lifetime */
+	uint64		prefetch_issued;	/* heap blocks prefetched (fbtprefetch.c) */
+	uint64		prefetch_hits;	/* ... found in shared buffers already */
+	uint64		prefetch_distance;	/* the last scan's distance, in items */
 } FbtStats;
 
 extern FbtStats fbt_stats;
@@ -856,6 +859,23 @@ typedef struct FbtScanPosData
 
 typedef FbtScanPosData *FbtScanPos;
 
+/* Heap prefetch state of a scan (fbtprefetch.c) */
+typedef struct FbtPrefetchState
+{
+	bool		decided;		/* enabled is set (once per scan) */
+	bool		enabled;		/* the scan prefetches */
+	int			maxDistance;	/* items ahead at most; -1: not yet looked
+								 * up */
+	int			distance;		/* items ahead kept prefetched; 0: probing */
+	int			ahead;			/* the farthest item of currPos considered */
+	bool		pageStart;		/* currPos was just read: nothing handed
+								 * out from it yet */
+	BlockNumber lastBlock;		/* heap block prefetched or skipped last */
+	int			probeEvery;		/* items between probes at distance 0 */
+	int			probeIn;		/* items left until the next probe */
+	Buffer		vmbuffer;		/* index-only scans: visibility map page */
+} FbtPrefetchState;
+
 #define FbtScanPosIsValid(pos) BlockNumberIsValid((pos).currPage)
 
 /*
@@ -1010,6 +1030,8 @@ typedef struct FbtScanOpaqueData
 	 * claims it first (fbtscan.c, "Parallel scans"); set in that one
 	 */
 	bool		parallelOwner;
+
+	FbtPrefetchState prefetch;	/* heap prefetch (fbtprefetch.c) */
 } FbtScanOpaqueData;
 
 typedef FbtScanOpaqueData *FbtScanOpaque;
@@ -1287,6 +1309,13 @@ extern void fbtrestrpos(IndexScanDesc scan);
 /* fbtinspect.c */
 extern void _fbt_check_index_relation(Relation rel);
 extern Relation _fbt_open_index(Oid relid);
+
+/* fbtprefetch.c */
+extern bool fbt_prefetch;
+extern void _fbt_prefetch_start(IndexScanDesc scan);
+extern void _fbt_prefetch_page(IndexScanDesc scan);
+extern void _fbt_prefetch(IndexScanDesc scan);
+extern void _fbt_prefetch_end(IndexScanDesc scan);
 
 /* fbtsort.c */
 extern IndexBuildResult *fbtbuild(Relation heap, Relation index,

@@ -322,8 +322,9 @@ PG_FUNCTION_INFO_V1(fastbtree_stats);
 
 /*
  * fastbtree_stats() returns one row of int8 counters of this backend's
- * descents since it started (FbtStats in fastbtree.h; the column comments
- * in fastbtree--1.0--1.1.sql say what each counts).  Takes no locks; the
+ * descents and heap prefetches since it started (FbtStats in fastbtree.h;
+ * the column comments in fastbtree--1.0--1.1.sql and fastbtree--1.3--1.4.sql
+ * say what each counts).  Takes no locks; the
  * counters are backend-local and never reset, so callers compare two
  * calls.
  */
@@ -331,14 +332,15 @@ Datum
 fastbtree_stats(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[13];
-	bool		nulls[13] = {0};
+	Datum		values[16];
+	bool		nulls[16] = {0};
 	int			i = 0;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	if (tupdesc->natts != lengthof(values))
-		elog(ERROR, "fastbtree_stats() is declared with %d columns, the library returns %d",
+	/* 13 columns until extension version 1.3, 16 since 1.4 */
+	if (tupdesc->natts != 13 && tupdesc->natts != lengthof(values))
+		elog(ERROR, "fastbtree_stats() is declared with %d columns, the library returns 13 or %d",
 			 tupdesc->natts, (int) lengthof(values));
 	values[i++] = Int64GetDatum((int64) fbt_stats.descents);
 	values[i++] = Int64GetDatum((int64) fbt_stats.opt_validated);
@@ -353,6 +355,11 @@ fastbtree_stats(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum((int64) fbt_stats.recent_misses);
 	values[i++] = Int64GetDatum((int64) fbt_stats.scan_pin_reuses);
 	values[i++] = Int64GetDatum((int64) fbt_stats.scan_pins_taken);
+	values[i++] = Int64GetDatum((int64) fbt_stats.prefetch_issued);
+	values[i++] = Int64GetDatum((int64) fbt_stats.prefetch_hits);
+	values[i++] = Int64GetDatum((int64) fbt_stats.prefetch_distance);
+	Assert(i == lengthof(values));
+	/* (a 1.3 catalog's function takes the first 13) */
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values,
 													  nulls)));
 }

@@ -484,6 +484,9 @@ fbtbeginscan(Relation rel, int nkeys, int norderbys)
 	so->qual_ok = true;
 	so->numberOfKeys = 0;
 	so->parallelOwner = false;
+	so->prefetch.decided = false;
+	so->prefetch.enabled = false;
+	so->prefetch.vmbuffer = InvalidBuffer;
 	/*
 	 * The per-key arrays, in one allocation: a scan is begun and ended per
 	 * statement (point queries, foreign-key checks), where a dozen pallocs
@@ -570,6 +573,8 @@ fbtrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 	_fbt_invalidate_mark(so);
 	so->markItemIndex = -1;
 	so->parallelOwner = false;
+	_fbt_prefetch_end(scan);
+	_fbt_prefetch_start(scan);
 
 	if (scan->xs_want_itup && so->currTuples == NULL)
 	{
@@ -602,6 +607,7 @@ fbtendscan(IndexScanDesc scan)
 	_fbt_release_curr(scan);
 	_fbt_invalidate_mark(so);
 	_fbt_release_scan_pins(&so->pins);
+	_fbt_prefetch_end(scan);
 	if (so->killedItems != NULL)
 		pfree(so->killedItems);
 	if (so->arrayContext != NULL)
@@ -1265,6 +1271,8 @@ _fbt_readpage(IndexScanDesc scan, ScanDirection dir, OffsetNumber offnum,
 
 	PredicateLockPage(scan->indexRelation, so->currPos.currPage,
 					  scan->xs_snapshot);
+	if (so->prefetch.enabled)
+		_fbt_prefetch_page(scan);
 	return so->currPos.firstItem <= so->currPos.lastItem;
 }
 
@@ -1278,6 +1286,8 @@ _fbt_return_item(IndexScanDesc scan)
 	scan->xs_heaptid = item->heapTid;
 	if (so->currTuples)
 		scan->xs_itup = (IndexTuple) (so->currTuples + item->tupleOffset);
+	if (so->prefetch.enabled)
+		_fbt_prefetch(scan);
 }
 
 /*

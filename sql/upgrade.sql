@@ -3,7 +3,9 @@
 -- scripts (ALTER EXTENSION fastbtree UPDATE) ends with the catalog of a
 -- fresh install at the default version: the same operator families,
 -- classes, operators and support functions (the skip support functions of
--- 1.3 on PostgreSQL 18 included) and the same SQL functions; its operator
+-- 1.3 on PostgreSQL 18 included) and the same SQL functions (1.4's
+-- fastbtree_stats() with the prefetch counters, while a 1.3 catalog's
+-- 13 columns still work with the library); its operator
 -- classes pass the AM's validator, and an index built at 1.0 answers
 -- skip scans as btree does after the update.
 --
@@ -34,7 +36,13 @@ INSERT INTO s_fbt SELECT * FROM s_bt;
 CREATE INDEX s_bt_db ON s_bt USING btree (d, b);
 CREATE INDEX s_fbt_db ON s_fbt USING fastbtree (d, b);
 VACUUM ANALYZE s_bt, s_fbt;
+-- at 1.3 fastbtree_stats() has 13 columns, which the library still fills
+ALTER EXTENSION fastbtree UPDATE TO '1.3';
+SELECT count(*) AS stats_columns_13 FROM (SELECT (fastbtree_stats()).*) s
+WHERE descents >= 0 AND scan_pins_taken >= 0;
 ALTER EXTENSION fastbtree UPDATE;
+-- at 1.4 it has the prefetch counters too
+SELECT prefetches >= prefetch_hits AS stats_columns_16 FROM fastbtree_stats();
 SELECT extversion FROM pg_extension WHERE extname = 'fastbtree';
 \set ECHO none
 \i sql/include/fbt_catalog.sql

@@ -1,0 +1,136 @@
+# t/023_prefetch.pl
+#
+# 023_prefetch: index scans prefetch the heap blocks of the rows they are
+# about to return (fbtprefetch.c).  On a table whose rows are not in key
+# order and whose heap does not fit in shared buffers, after a restart: a
+# scan of 1,500 rows prefetches most of their blocks, few of them already
+# in shared buffers, and its distance grows; run again warm, it only
+# probes; ORDER BY ... LIMIT 1 prefetches at most one block; an index-only
+# scan of an all-visible heap prefetches none; a bitmap scan and
+# fastbtree.prefetch = off prefetch none.  Every answer equals a btree
+# twin's and the answer with prefetch off, forward and backward.
+
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('prefetch');
+$node->init;
+$node->append_conf('postgresql.conf', qq{
+fsync = off
+autovacuum = off
+shared_buffers = 16MB
+effective_io_concurrency = 32
+});
+$node->start;
+
+# 100,000 rows of about 230 bytes, keys a permutation of the rows: about
+# 3,000 heap blocks (24 MB), a key's neighbours on unrelated blocks
+$node->safe_psql('postgres', q{
+CREATE EXTENSION fastbtree;
+CREATE TABLE h (k int4, pad text);
+INSERT INTO h SELECT (g * 7919) % 100000, repeat(md5(g::text), 7)
+	FROM generate_series(0, 99999) g;
+CREATE TABLE hb (LIKE h);
+INSERT INTO hb SELECT * FROM h;
+CREATE INDEX h_k ON h USING fastbtree (k);
+CREATE INDEX hb_k ON hb USING btree (k);
+ANALYZE h, hb;
+});
+
+my $scan = q{SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off;};
+
+# run QUERY in one session after SETTINGS and return "answer" and the
+# change of (prefetches, prefetch_hits) and the distance after it
+sub measured
+{
+	my ($settings, $query) = @_;
+	my $out = $node->safe_psql('postgres', qq{
+$scan $settings
+CREATE TEMP TABLE s0 AS SELECT * FROM fastbtree_stats();
+SELECT md5(string_agg(x::text, ',')) FROM ($query) x;
+SELECT f.prefetches - s0.prefetches, f.prefetch_hits - s0.prefetch_hits, f.prefetch_distance
+FROM fastbtree_stats() f, s0;});
+	my ($answer, $counts) = split /\n/, $out;
+	my ($n, $hits, $dist) = split /\|/, $counts;
+	return ($answer, $n, $hits, $dist);
+}
+
+my $q_fwd = 'SELECT k, length(pad) FROM h WHERE k BETWEEN 20000 AND 21499 ORDER BY k';
+my $q_bwd = 'SELECT k, length(pad) FROM h WHERE k BETWEEN 60000 AND 61499 ORDER BY k DESC';
+my %want;
+foreach my $q ($q_fwd, $q_bwd)
+{
+	(my $qb = $q) =~ s/FROM h /FROM hb /;
+	$want{$q} = $node->safe_psql('postgres',
+		"$scan SELECT md5(string_agg(x::text, ',')) FROM ($qb) x");
+}
+
+# cold: shared buffers emptied by a restart
+$node->restart;
+my ($answer, $n, $hits, $dist) = measured('', $q_fwd);
+is($answer, $want{$q_fwd}, 'cold forward scan: the rows of btree\'s scan, in order');
+cmp_ok($n, '>=', 600, "cold forward scan: $n heap blocks prefetched for 1,500 rows");
+cmp_ok($hits, '<=', $n / 2, "cold forward scan: $hits of them were in shared buffers");
+cmp_ok($dist, '>', 1, "cold forward scan: the distance grew to $dist");
+
+# warm: the same scan again only probes
+($answer, $n, $hits, $dist) = measured('', $q_fwd);
+is($answer, $want{$q_fwd}, 'warm forward scan: the same rows');
+cmp_ok($n, '<=', 20, "warm forward scan: $n probes for 1,500 rows");
+is($hits, $n, 'warm forward scan: every probe found its block in shared buffers');
+is($dist, '0', 'warm forward scan: the distance fell to 0');
+
+# cold, backward
+($answer, $n, $hits, $dist) = measured('', $q_bwd);
+is($answer, $want{$q_bwd}, 'cold backward scan: the rows of btree\'s scan, in order');
+cmp_ok($n, '>=', 600, "cold backward scan: $n heap blocks prefetched");
+
+# off
+$node->restart;
+($answer, $n) = measured('SET fastbtree.prefetch = off;', $q_fwd);
+is($answer, $want{$q_fwd}, 'prefetch off: the same rows');
+is($n, '0', 'prefetch off: nothing prefetched');
+
+# LIMIT 1, cold
+$node->restart;
+($answer, $n) = measured('', 'SELECT k FROM h WHERE k > 30000 ORDER BY k LIMIT 1');
+is($answer, $node->safe_psql('postgres', q{SELECT md5('(30001)')}), 'LIMIT 1: the first row');
+cmp_ok($n, '<=', 1, "LIMIT 1: $n block prefetched");
+
+# a bitmap scan prefetches for itself
+($answer, $n) = measured('SET enable_indexscan = off; SET enable_bitmapscan = on;',
+	'SELECT count(*) FROM h WHERE k BETWEEN 40000 AND 44999');
+is($answer, $node->safe_psql('postgres', q{SELECT md5('(5000)')}), 'bitmap scan: the count');
+is($n, '0', 'bitmap scan: nothing prefetched by the index');
+
+# index-only, all-visible heap: no heap block to visit, none prefetched
+$node->safe_psql('postgres', 'VACUUM h');
+$node->restart;
+($answer, $n) = measured('SET enable_indexonlyscan = on;',
+	'SELECT k FROM h WHERE k BETWEEN 50000 AND 54999 ORDER BY k');
+is( $answer,
+	$node->safe_psql('postgres',
+		q{SELECT md5(string_agg('(' || g || ')', ',' ORDER BY g)) FROM generate_series(50000, 54999) g}),
+	'index-only scan: the keys');
+my $plan = $node->safe_psql('postgres',
+	"$scan SET enable_indexonlyscan = on; EXPLAIN (COSTS OFF) SELECT k FROM h WHERE k BETWEEN 50000 AND 54999 ORDER BY k");
+like($plan, qr/Index Only Scan using h_k/, 'index-only scan: the plan');
+is($n, '0', 'index-only scan of an all-visible heap: nothing prefetched');
+
+# index-only after updates: the blocks not all-visible are prefetched
+$node->safe_psql('postgres', 'UPDATE h SET pad = pad WHERE k % 3 = 0 AND k BETWEEN 50000 AND 54999');
+$node->restart;
+($answer, $n) = measured('SET enable_indexonlyscan = on;',
+	'SELECT k FROM h WHERE k BETWEEN 50000 AND 54999 ORDER BY k');
+is( $answer,
+	$node->safe_psql('postgres',
+		q{SELECT md5(string_agg('(' || g || ')', ',' ORDER BY g)) FROM generate_series(50000, 54999) g}),
+	'index-only scan after updates: the keys');
+cmp_ok($n, '>', 0, "index-only scan after updates: $n blocks not all-visible prefetched");
+
+$node->safe_psql('postgres', "SELECT fastbtree_check('h_k', true)");
+$node->stop;
+done_testing();
