@@ -40,7 +40,8 @@ CREATE INDEX hb_k ON hb USING btree (k);
 ANALYZE h, hb;
 });
 
-my $scan = q{SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off;};
+# (prefetch on whatever the suite's settings: CI runs it with every switch off)
+my $scan = q{SET fastbtree.prefetch = on; SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off;};
 
 # run QUERY in one session after SETTINGS and return "answer" and the
 # change of (prefetches, prefetch_hits) and the distance after it
