@@ -1317,6 +1317,18 @@ extern void _fbt_prefetch_page(IndexScanDesc scan);
 extern void _fbt_prefetch(IndexScanDesc scan);
 extern void _fbt_prefetch_end(IndexScanDesc scan);
 
+/*
+ * Whether _fbt_prefetch() has work as the scan hands out its next item:
+ * prefetching on, and a distance, a leaf just read, or a probe due (the
+ * countdown is here, so that a warm scan pays one test per row)
+ */
+static inline bool
+_fbt_prefetch_due(FbtPrefetchState *ps)
+{
+	return ps->enabled &&
+		(ps->distance > 0 || ps->pageStart || --ps->probeIn <= 0);
+}
+
 /* fbtsort.c */
 extern IndexBuildResult *fbtbuild(Relation heap, Relation index,
 								  IndexInfo *indexInfo);

@@ -15,17 +15,17 @@
  * or changed for a prefetched block, so prefetch is advice only and cannot
  * change what a scan returns.
  *
- * The distance adapts, as a bitmap heap scan's does: it starts at 1 (an
- * ORDER BY ... LIMIT 1 prefetches at most one block), doubles each time a
+ * The distance adapts, as a bitmap heap scan's does: it starts at 1 (an ORDER
+ * BY ... LIMIT 1 prefetches at most one block), doubles each time a
  * prefetched block was not in shared buffers, up to the heap tablespace's
- * effective_io_concurrency (looked up at the first such block, so that a
- * warm scan does not pay for it), and shrinks by one each time it was.  At 0 the
- * scan only probes one block ahead every so many rows, the interval
- * doubling while the probes keep finding their blocks in shared buffers,
- * so that a warm scan pays a buffer lookup every thousand rows or so.
- * Consecutive TIDs on one heap block are prefetched once.  Index-only scans
- * prefetch only blocks whose visibility map bit is not set (the blocks the
- * executor will visit); a set bit counts as a hit.  Bitmap scans (the bitmap heap scan prefetches for
+ * effective_io_concurrency (looked up at the first such block, so that a warm
+ * scan does not pay for it), and shrinks by one each time it was.  At 0 the
+ * scan only probes one block ahead every so many rows, the interval doubling
+ * while the probes keep finding their blocks in shared buffers, so that a warm
+ * scan pays a buffer lookup every thousand rows or so.  Consecutive TIDs on
+ * one heap block are prefetched once.  Index-only scans prefetch only blocks
+ * whose visibility map bit is not set (the blocks the executor will visit); a
+ * set bit counts as a hit.  Bitmap scans (the bitmap heap scan prefetches for
  * itself) and scans without a heap relation prefetch nothing.
  *
  * The prefetch stays within the current leaf's matches: the matches of the
@@ -155,9 +155,10 @@ _fbt_prefetch_tid(IndexScanDesc scan, FbtPrefetchState *ps, ItemPointer tid)
 
 /*
  * _fbt_prefetch() -- the scan is about to return so->currPos's item
- * itemIndex: prefetch the heap blocks of the items after it (in the
- * direction the page was read), up to the distance, or probe one item
- * ahead when the distance is 0 and the probe is due.  No locks; no pins
+ * itemIndex, and _fbt_prefetch_due() said so: prefetch the heap blocks of
+ * the items after it (in the direction the page was read), up to the
+ * distance, or probe one item ahead when the distance is 0 and the probe
+ * is due.  No locks; no pins
  * but the visibility map page of an index-only scan, kept until the scan
  * ends (_fbt_prefetch_end).
  */
@@ -185,8 +186,8 @@ _fbt_prefetch(IndexScanDesc scan)
 
 	if (ps->distance > 0)
 		target = ps->distance;
-	else if (--ps->probeIn > 0)
-		return;
+	else if (ps->probeIn > 0)
+		return;					/* (a new leaf, no probe due) */
 	else
 	{
 		/* (the next probe is due probeEvery items on, hit or not) */

@@ -142,8 +142,8 @@ fbtparallelrescan(IndexScanDesc scan)
  * descended yet, for the caller to descend.
  */
 static bool
-_fbt_parallel_seize(FbtParallelScanDesc ps, bool first, BlockNumber *blkno,
-					BlockNumber *lastcurr)
+_fbt_parallel_seize(IndexScanDesc scan, FbtParallelScanDesc ps, bool first,
+					BlockNumber *blkno, BlockNumber *lastcurr)
 {
 	bool		seized = false;
 	bool		done = false;
@@ -153,6 +153,13 @@ _fbt_parallel_seize(FbtParallelScanDesc ps, bool first, BlockNumber *blkno,
 		SpinLockAcquire(&ps->mutex);
 		if (ps->status == FBT_PARALLEL_DONE)
 			done = true;
+		else if (!first && ps->status == FBT_PARALLEL_NOT_STARTED)
+		{
+			/* only _fbt_first() may find it so: nobody would wake us */
+			SpinLockRelease(&ps->mutex);
+			elog(ERROR, "parallel scan of index \"%s\" stepped before it started",
+				 RelationGetRelationName(scan->indexRelation));
+		}
 		else if (ps->status == FBT_PARALLEL_IDLE ||
 				 (first && ps->status == FBT_PARALLEL_NOT_STARTED))
 		{
@@ -1286,7 +1293,7 @@ _fbt_return_item(IndexScanDesc scan)
 	scan->xs_heaptid = item->heapTid;
 	if (so->currTuples)
 		scan->xs_itup = (IndexTuple) (so->currTuples + item->tupleOffset);
-	if (so->prefetch.enabled)
+	if (_fbt_prefetch_due(&so->prefetch))
 		_fbt_prefetch(scan);
 }
 
@@ -1444,7 +1451,7 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 		}
 		else if ((ps = _fbt_parallel_state(scan)) != NULL)
 		{
-			if (!_fbt_parallel_seize(ps, true, &blkno, &lastcurr))
+			if (!_fbt_parallel_seize(scan, ps, true, &blkno, &lastcurr))
 				return false;
 			if (blkno == P_NONE)
 			{
@@ -1778,7 +1785,7 @@ _fbt_steppage(IndexScanDesc scan, ScanDirection dir)
 			_fbt_parallel_done(ps);
 		return false;
 	}
-	if (ps != NULL && !_fbt_parallel_seize(ps, false, &blkno, &lastcurr))
+	if (ps != NULL && !_fbt_parallel_seize(scan, ps, false, &blkno, &lastcurr))
 		return false;
 	return _fbt_readnextpage(scan, blkno, lastcurr, dir);
 }
@@ -1861,7 +1868,7 @@ _fbt_readnextpage(IndexScanDesc scan, BlockNumber blkno, BlockNumber lastcurr,
 		so->currPos.currPage = InvalidBlockNumber;
 		if (!more)
 			break;
-		if (ps != NULL && !_fbt_parallel_seize(ps, false, &blkno, &lastcurr))
+		if (ps != NULL && !_fbt_parallel_seize(scan, ps, false, &blkno, &lastcurr))
 			return false;
 	}
 	if (ps != NULL)

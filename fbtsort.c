@@ -109,6 +109,7 @@ typedef struct FbtBuildState
 	Tuplesortstate *spool2;		/* dead entries of a unique build, or NULL */
 	SortSupport mergekeys;		/* per key column, to merge the two spools */
 	double		indtuples;		/* entries fed to the sorts */
+	bool		havedead;		/* an entry went to spool2 */
 	FbtLevelState *leaf;
 	bool		allequalimage;	/* _fbt_allequalimage(), for the metapage */
 	bool		deduplicate;	/* merge equal entries as they load */
@@ -151,6 +152,7 @@ typedef struct FbtBuildShared
 	int			nparticipantsdone;
 	double		reltuples;		/* heap tuples scanned */
 	double		indtuples;		/* entries fed to the sorts */
+	bool		havedead;		/* a dead entry went to a dead spool */
 	bool		brokenhotchain; /* a scan found a broken HOT chain */
 } FbtBuildShared;
 
@@ -479,7 +481,10 @@ _fbt_build_callback(Relation index, ItemPointer tid, Datum *values,
 	if (tupleIsAlive || bs->spool2 == NULL)
 		tuplesort_putindextuplevalues(bs->spool, index, tid, values, isnull);
 	else
+	{
 		tuplesort_putindextuplevalues(bs->spool2, index, tid, values, isnull);
+		bs->havedead = true;
+	}
 	bs->indtuples += 1;
 }
 
@@ -538,12 +543,12 @@ _fbt_build_mergekeys(Relation index)
 /*
  * Begin the sorts of one build participant: the live entries' (checked for
  * uniqueness if unique) in sortmem kB, and for a unique index the dead
- * entries' in work_mem (at most sortmem).  coordinate and coordinate2 are
- * the parallel sort's coordination for each, or NULL for a serial build.
+ * entries' in sortmem2 kB.  coordinate and coordinate2 are the parallel
+ * sort's coordination for each, or NULL for a serial build.
  */
 static void
 _fbt_build_begin_spools(FbtBuildState *bs, bool unique,
-						bool nulls_not_distinct, int sortmem,
+						bool nulls_not_distinct, int sortmem, int sortmem2,
 						SortCoordinate coordinate, SortCoordinate coordinate2)
 {
 	bs->spool = tuplesort_begin_index_btree(bs->heap, bs->sortrel, unique,
@@ -551,8 +556,7 @@ _fbt_build_begin_spools(FbtBuildState *bs, bool unique,
 											coordinate, TUPLESORT_NONE);
 	if (unique)
 		bs->spool2 = tuplesort_begin_index_btree(bs->heap, bs->sortrel,
-												 false, false,
-												 Min(sortmem, work_mem),
+												 false, false, sortmem2,
 												 coordinate2,
 												 TUPLESORT_NONE);
 }
@@ -597,8 +601,9 @@ _fbt_parallel_scan_and_sort(Relation heap, Relation index,
 	ws.heap = heap;
 	ws.index = index;
 	ws.sortrel = _fbt_build_sortrel(index);
+	/* (a worker's dead spool: work_mem, unless its share is smaller) */
 	_fbt_build_begin_spools(&ws, shared->isunique, shared->nulls_not_distinct,
-							sortmem,
+							sortmem, Min(sortmem, work_mem),
 							_fbt_build_coordinate(sharedsort, true, -1),
 							_fbt_build_coordinate(sharedsort2, true, -1));
 
@@ -624,6 +629,8 @@ _fbt_parallel_scan_and_sort(Relation heap, Relation index,
 	shared->nparticipantsdone++;
 	shared->reltuples += reltuples;
 	shared->indtuples += ws.indtuples;
+	if (ws.havedead)
+		shared->havedead = true;
 	if (indexInfo->ii_BrokenHotChain)
 		shared->brokenhotchain = true;
 	SpinLockRelease(&shared->mutex);
@@ -641,9 +648,11 @@ _fbt_parallel_scan_and_sort(Relation heap, Relation index,
  * The number of parallel workers to ask for to build index over heap:
  * core's count where core makes it (FBT_CORE_PLANS_BUILD_WORKERS), else
  * plan_create_index_workers() under the conditions index_build() puts on it
- * for btree: normal processing mode (index_build()'s other caller that
- * passes parallel = false, the truncation of a table created in the same
- * transaction, rebuilds an empty heap, for which the count is 0 anyway).
+ * for btree: normal processing mode, and a heap with blocks (index_build()'s
+ * other caller that asks for no workers, the truncation of a table created
+ * or rewritten in the same transaction, rebuilds an empty heap, which the
+ * table's parallel_workers or min_parallel_table_scan_size = 0 could
+ * otherwise give workers).
  */
 static int
 _fbt_build_workers(Relation heap, Relation index, IndexInfo *indexInfo)
@@ -652,7 +661,7 @@ _fbt_build_workers(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	if (FBT_CORE_PLANS_BUILD_WORKERS || indexInfo->ii_ParallelWorkers > 0)
 		return indexInfo->ii_ParallelWorkers;
-	if (!IsNormalProcessingMode())
+	if (!IsNormalProcessingMode() || RelationGetNumberOfBlocks(heap) == 0)
 		return 0;
 	nworkers = plan_create_index_workers(RelationGetRelid(heap),
 										 RelationGetRelid(index));
@@ -688,14 +697,14 @@ _fbt_end_parallel(FbtBuildLeader *leader)
 }
 
 /*
- * Start a parallel build of bs->index with up to request workers
- * (nbtsort.c's _bt_begin_parallel): set up the shared state and sorts in
- * DSM, launch the workers, take part in the scan and sort as one of the
- * participants, and make sure every launched worker has attached.
- * Returns the leader's handle, or NULL when no DSM or no worker could be
- * had, in parallel mode only in the first case: the caller then builds
- * serially.  isconcurrent: CREATE INDEX CONCURRENTLY, whose scan takes an
- * MVCC snapshot (SnapshotAny otherwise, as the serial scan does).
+ * Start a parallel build of bs->index with up to request workers (nbtsort.c's
+ * _bt_begin_parallel): set up the shared state and sorts in DSM, launch the
+ * workers, take part in the scan and sort as one of the participants, and make
+ * sure every launched worker has attached.  Returns the leader's handle, or
+ * NULL, out of parallel mode, when no DSM or no worker could be had: the
+ * caller then builds serially.  isconcurrent: CREATE INDEX CONCURRENTLY, whose
+ * scan takes an MVCC snapshot (SnapshotAny otherwise, as the serial scan
+ * does).
  */
 static FbtBuildLeader *
 _fbt_begin_parallel(FbtBuildState *bs, bool unique, bool nulls_not_distinct,
@@ -766,6 +775,7 @@ _fbt_begin_parallel(FbtBuildState *bs, bool unique, bool nulls_not_distinct,
 	shared->nparticipantsdone = 0;
 	shared->reltuples = 0;
 	shared->indtuples = 0;
+	shared->havedead = false;
 	shared->brokenhotchain = false;
 	table_parallelscan_initialize(bs->heap, FbtBuildSharedTableScan(shared),
 								  snapshot);
@@ -832,12 +842,12 @@ _fbt_begin_parallel(FbtBuildState *bs, bool unique, bool nulls_not_distinct,
 
 /*
  * The leader's wait for every participant's part of the scan and sort of a
- * parallel build.  Returns the heap tuples scanned, and sets *indtuples and
- * *brokenhotchain from the participants' counts.
+ * parallel build.  Returns the heap tuples scanned, and sets *indtuples,
+ * *havedead and *brokenhotchain from the participants' counts.
  */
 static double
 _fbt_parallel_heapscan(FbtBuildLeader *leader, double *indtuples,
-					   bool *brokenhotchain)
+					   bool *havedead, bool *brokenhotchain)
 {
 	FbtBuildShared *shared = leader->shared;
 	double		reltuples;
@@ -849,6 +859,7 @@ _fbt_parallel_heapscan(FbtBuildLeader *leader, double *indtuples,
 		{
 			reltuples = shared->reltuples;
 			*indtuples = shared->indtuples;
+			*havedead = shared->havedead;
 			*brokenhotchain = shared->brokenhotchain;
 			SpinLockRelease(&shared->mutex);
 			break;
@@ -935,13 +946,13 @@ _fbt_parallel_build_main(dsm_segment *seg, shm_toc *toc)
  * block 0.  Scans and sorts in parallel when workers are to be had (see
  * _fbt_build_workers(); PostgreSQL's own GUCs and the table's
  * parallel_workers decide), and loads the sorted entries alone.  Holds no
- * buffer locks while scanning or sorting, so the build can be cancelled.  Returns heap and index tuple counts.  Errors: 23505
- * "could not create unique index" (raised by tuplesort, as for btree), 54000
- * for an oversized row, 0A000 for a pattern operator class under a
- * nondeterministic collation (_fbt_check_index_collations).  For a unique
- * index, a NOTICE says that INSERT ... ON CONFLICT cannot use it where
- * core accepts only btree indexes as arbiters (PostgreSQL 15;
- * FBT_CORE_UNIQUE_NEEDS_BTREE).
+ * buffer locks while scanning or sorting, so the build can be cancelled.
+ * Returns heap and index tuple counts.  Errors: 23505 "could not create unique
+ * index" (raised by tuplesort, as for btree), 54000 for an oversized row,
+ * 0A000 for a pattern operator class under a nondeterministic collation
+ * (_fbt_check_index_collations).  For a unique index, a NOTICE says that
+ * INSERT ... ON CONFLICT cannot use it where core accepts only btree indexes
+ * as arbiters (PostgreSQL 15; FBT_CORE_UNIQUE_NEEDS_BTREE).
  */
 IndexBuildResult *
 fbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
@@ -1006,7 +1017,7 @@ fbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 	 */
 	_fbt_build_begin_spools(&bs, indexInfo->ii_Unique,
 							indexInfo->ii_NullsNotDistinct,
-							maintenance_work_mem,
+							maintenance_work_mem, work_mem,
 							leader ? _fbt_build_coordinate(leader->sharedsort, false,
 														   leader->nparticipants) : NULL,
 							leader ? _fbt_build_coordinate(leader->sharedsort2, false,
@@ -1019,7 +1030,27 @@ fbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 										   _fbt_build_callback, &bs, NULL);
 	else
 		reltuples = _fbt_parallel_heapscan(leader, &bs.indtuples,
+										   &bs.havedead,
 										   &indexInfo->ii_BrokenHotChain);
+
+	/*
+	 * The next phase's target, and the scan's block counts cleared, as
+	 * nbtree reports them
+	 */
+	{
+		const int	progress_index[] = {PROGRESS_CREATEIDX_TUPLES_TOTAL,
+		PROGRESS_SCAN_BLOCKS_TOTAL, PROGRESS_SCAN_BLOCKS_DONE};
+		const int64 progress_vals[] = {(int64) bs.indtuples, 0, 0};
+
+		pgstat_progress_update_multi_param(3, progress_index, progress_vals);
+	}
+
+	/* no dead entry: the dead spool is not needed (nbtree's rule) */
+	if (bs.spool2 != NULL && !bs.havedead)
+	{
+		tuplesort_end(bs.spool2);
+		bs.spool2 = NULL;
+	}
 
 	pgstat_progress_update_param(PROGRESS_CREATEIDX_SUBPHASE, FBT_PHASE_SORT);
 	tuplesort_performsort(bs.spool);
@@ -1032,11 +1063,10 @@ fbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	{
 		const int	progress_index[] = {PROGRESS_CREATEIDX_SUBPHASE,
-		PROGRESS_CREATEIDX_TUPLES_TOTAL, PROGRESS_CREATEIDX_TUPLES_DONE};
-		const int64 progress_vals[] = {FBT_PHASE_LEAF_LOAD,
-		(int64) bs.indtuples, 0};
+		PROGRESS_CREATEIDX_TUPLES_DONE};
+		const int64 progress_vals[] = {FBT_PHASE_LEAF_LOAD, 0};
 
-		pgstat_progress_update_multi_param(3, progress_index, progress_vals);
+		pgstat_progress_update_multi_param(2, progress_index, progress_vals);
 	}
 
 	/*
