@@ -118,9 +118,10 @@ fbt_write_init_fork_page(Relation index, BlockNumber blkno, Page page)
  * nbtree's build writes, nbtree README "Notes about bulk loading"):
  *
  *	fbt_bulk_start(&w, index)		index: new and empty, exclusively locked
- *	fbt_bulk_write(&w, blkno, page)	page: palloc'd BLCKSZ, handed over
- *									(freed here); blocks in any order, each
- *									once
+ *	fbt_bulk_get_page(&w)			a BLCKSZ page to fill (uninitialized)
+ *	fbt_bulk_write(&w, blkno, page)	page: from fbt_bulk_get_page(), handed
+ *									over (freed by the writer); blocks in
+ *									any order, each once
  *	fbt_bulk_finish(&w)				everything written, logged and, when
  *									WAL-logged, synced before commit
  *
@@ -206,15 +207,25 @@ fbt_bulk_start(FbtBulkWriter *w, Relation index)
 #endif
 }
 
+/*
+ * (since 17 a bulk-write buffer, filled in place as nbtree's build fills
+ * them: no copy of each page on its way out)
+ */
+static inline Page
+fbt_bulk_get_page(FbtBulkWriter *w)
+{
+#if PG_VERSION_NUM >= 170000
+	return (Page) smgr_bulk_get_buf(w->bulk);
+#else
+	return (Page) palloc(BLCKSZ);
+#endif
+}
+
 static inline void
 fbt_bulk_write(FbtBulkWriter *w, BlockNumber blkno, Page page)
 {
 #if PG_VERSION_NUM >= 170000
-	BulkWriteBuffer buf = smgr_bulk_get_buf(w->bulk);
-
-	memcpy(buf, page, BLCKSZ);
-	pfree(page);
-	smgr_bulk_write(w->bulk, blkno, buf, true);
+	smgr_bulk_write(w->bulk, blkno, (BulkWriteBuffer) page, true);
 #else
 	if (w->npending == FBT_BULK_BATCH)
 		fbt_bulk_flush(w);

@@ -182,7 +182,7 @@ typedef struct FbtBuildLeader
 static void
 _fbt_build_newpage(FbtBuildState *bs, FbtLevelState *lvl)
 {
-	lvl->page = (Page) palloc(BLCKSZ);
+	lvl->page = fbt_bulk_get_page(&bs->writer);
 	_fbt_pageinit(lvl->page, lvl->level, lvl->level == 0 ? FBTP_LEAF : 0);
 	lvl->blkno = bs->pages_alloced++;
 }
@@ -392,7 +392,7 @@ _fbt_build_finish(FbtBuildState *bs)
 		lvl = parent;
 	}
 
-	metapage = (Page) palloc(BLCKSZ);
+	metapage = fbt_bulk_get_page(&bs->writer);
 	_fbt_initmetapage(metapage, root, rootlevel, bs->allequalimage);
 	fbt_bulk_write(&bs->writer, FBT_METAPAGE, metapage);
 	fbt_bulk_finish(&bs->writer);
