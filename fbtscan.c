@@ -215,6 +215,16 @@ _fbt_parallel_done(FbtParallelScanDesc ps)
 		ConditionVariableBroadcast(&ps->cv);
 }
 
+/* A descent found nothing: a divided parallel scan is done (else a no-op) */
+static inline void
+_fbt_parallel_end(IndexScanDesc scan)
+{
+	FbtParallelScanDesc ps = _fbt_parallel_state(scan);
+
+	if (ps != NULL)
+		_fbt_parallel_done(ps);
+}
+
 /*
  * A scan with array keys: claim the whole shared scan for this participant
  * if nobody has started it (the others then find it done).  Returns whether
@@ -1142,6 +1152,7 @@ _fbt_readpage(IndexScanDesc scan, ScanDirection dir, OffsetNumber offnum,
 	bool		allkeysmet;		/* every item meets every key */
 	int			nread = 0;		/* items read (first page) */
 	int			itemIndex;
+	FbtParallelScanDesc ps;
 
 	if (!P_ISLEAF(opaque) || opaque->fbto_level != 0)
 		ereport(ERROR,
@@ -1159,15 +1170,10 @@ _fbt_readpage(IndexScanDesc scan, ScanDirection dir, OffsetNumber offnum,
 	so->currPos.needPrimScan = false;
 
 	/* the sibling is known: another participant may read it meanwhile */
-	if (_fbt_parallel_state(scan) != NULL)
-	{
-		if (ScanDirectionIsForward(dir))
-			_fbt_parallel_release(_fbt_parallel_state(scan),
-								  so->currPos.nextPage, so->currPos.currPage);
-		else
-			_fbt_parallel_release(_fbt_parallel_state(scan),
-								  so->currPos.prevPage, so->currPos.currPage);
-	}
+	if ((ps = _fbt_parallel_state(scan)) != NULL)
+		_fbt_parallel_release(ps, ScanDirectionIsForward(dir) ?
+							  so->currPos.nextPage : so->currPos.prevPage,
+							  so->currPos.currPage);
 
 	/*
 	 * A page the scan stepped onto has its first and last items tested
@@ -1582,8 +1588,7 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 		if (!BufferIsValid(buf))
 		{
 			PredicateLockRelation(rel, scan->xs_snapshot);
-			if (_fbt_parallel_state(scan) != NULL)
-				_fbt_parallel_done(_fbt_parallel_state(scan));
+			_fbt_parallel_end(scan);
 			return false;
 		}
 		offnum = ScanDirectionIsBackward(dir) ?
@@ -1642,8 +1647,7 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 	if (!BufferIsValid(buf))
 	{
 		PredicateLockRelation(rel, scan->xs_snapshot);
-		if (_fbt_parallel_state(scan) != NULL)
-			_fbt_parallel_done(_fbt_parallel_state(scan));
+		_fbt_parallel_end(scan);
 		return false;
 	}
 
