@@ -1319,13 +1319,15 @@ extern void _fbt_prefetch_end(IndexScanDesc scan);
 
 /*
  * Whether _fbt_prefetch() has work as the scan hands out its next item:
- * prefetching on, and a distance, a leaf just read, or a probe due (the
- * countdown is here, so that a warm scan pays one test per row)
+ * prefetching on, more than one match on the leaf, and a distance, a leaf
+ * just read, or a probe due (the countdown is here, so that a warm scan
+ * pays one test per row)
  */
 static inline bool
-_fbt_prefetch_due(FbtPrefetchState *ps)
+_fbt_prefetch_due(FbtPrefetchState *ps, FbtScanPos pos)
 {
-	return ps->enabled &&
+	/* (a page of one match, a point probe's, has nothing ahead) */
+	return ps->enabled && pos->firstItem < pos->lastItem &&
 		(ps->distance > 0 || ps->pageStart || --ps->probeIn <= 0);
 }
 

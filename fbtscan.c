@@ -590,7 +590,8 @@ fbtrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 	_fbt_invalidate_mark(so);
 	so->markItemIndex = -1;
 	so->parallelOwner = false;
-	_fbt_prefetch_end(scan);
+	if (BufferIsValid(so->prefetch.vmbuffer))
+		_fbt_prefetch_end(scan);
 	_fbt_prefetch_start(scan);
 
 	if (scan->xs_want_itup && so->currTuples == NULL)
@@ -1299,7 +1300,7 @@ _fbt_return_item(IndexScanDesc scan)
 	scan->xs_heaptid = item->heapTid;
 	if (so->currTuples)
 		scan->xs_itup = (IndexTuple) (so->currTuples + item->tupleOffset);
-	if (_fbt_prefetch_due(&so->prefetch))
+	if (_fbt_prefetch_due(&so->prefetch, &so->currPos))
 		_fbt_prefetch(scan);
 }
 
