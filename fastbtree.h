@@ -1026,10 +1026,11 @@ typedef struct FbtScanOpaqueData
 	int			markItemIndex;	/* itemIndex of a mark on currPos, or -1 */
 
 	/*
-	 * A parallel scan with array keys is run whole by the participant that
-	 * claims it first (fbtscan.c, "Parallel scans"); set in that one
+	 * Parallel scans with one descent per element combination: the
+	 * primitive scans this participant has begun (fbtscan.c, "Parallel
+	 * scans")
 	 */
-	bool		parallelOwner;
+	int			primScanGen;
 
 	FbtPrefetchState prefetch;	/* heap prefetch (fbtprefetch.c) */
 } FbtScanOpaqueData;
@@ -1375,6 +1376,10 @@ extern void _fbt_plan_array_mode(IndexScanDesc scan);
 extern void _fbt_skip_start(FbtArrayKeyInfo *ak);
 extern void _fbt_skip_mark(IndexScanDesc scan, FbtArrayKeyInfo *ak);
 extern void _fbt_skip_restore(IndexScanDesc scan, FbtArrayKeyInfo *ak);
+extern Size _fbt_array_serial_bound(Relation rel);
+extern Size _fbt_array_serial_size(IndexScanDesc scan);
+extern void _fbt_array_serialize(IndexScanDesc scan, char *dst);
+extern void _fbt_array_restore(IndexScanDesc scan, char *src);
 extern FbtArrayResult _fbt_array_check(IndexScanDesc scan, IndexTuple tuple,
 									   int tupnatts, ScanDirection dir,
 									   bool advance);

@@ -970,3 +970,155 @@ _fbt_array_filter(IndexScanDesc scan, IndexTuple tuple, int tupnatts,
 			return false;
 	return true;
 }
+
+/*
+ * Parallel array-mode scans (fbtscan.c, "Parallel scans") hand a scheduled
+ * primitive scan to the next participant with the arrays' positions, as
+ * nbtree's _bt_parallel_serialize_arrays() does.  Per array, in
+ * so->arrayKeys order: an int32, the current element of an = ANY array or
+ * a skip array's state (FBT_SKIP_*, plus 0x100 when its value is NULL);
+ * then, for a skip array with a non-NULL value (state VALUE or AFTER), the
+ * value as datumSerialize() writes it.
+ */
+#define FBT_SERIAL_NULL		0x100
+
+/*
+ * _fbt_array_serial_bound() -- bytes the serialized arrays of any
+ * array-mode scan of index rel can take: an array per key column at most
+ * (_fbt_plan_array_mode), each a value of the column's type, a reference
+ * type's value no longer than an index tuple.  No locks; no errors.
+ */
+Size
+_fbt_array_serial_bound(Relation rel)
+{
+	int			nkeyatts = IndexRelationGetNumberOfKeyAttributes(rel);
+	Size		sz = 0;
+	int			i;
+
+	for (i = 0; i < nkeyatts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), i);
+
+		sz = add_size(sz, sizeof(int32));
+		if (att->attbyval)
+			sz = add_size(sz, datumEstimateSpace((Datum) 0, false, true,
+												 att->attlen));
+		else
+			sz = add_size(sz, sizeof(int) + FBT_MAX_ITEM_SIZE);
+	}
+	return sz;
+}
+
+/* whether skip array ak's current element has a value to serialize */
+static inline bool
+_fbt_skip_has_value(FbtArrayKeyInfo *ak)
+{
+	return ak->skip_state != FBT_SKIP_START && !ak->skip_null;
+}
+
+/*
+ * _fbt_array_serial_size() -- bytes _fbt_array_serialize() writes for the
+ * scan's arrays now.  No locks; no errors.
+ */
+Size
+_fbt_array_serial_size(IndexScanDesc scan)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	Size		sz = 0;
+	int			a;
+
+	for (a = 0; a < so->numArrayKeys; a++)
+	{
+		FbtArrayKeyInfo *ak = &so->arrayKeys[a];
+
+		sz += sizeof(int32);
+		if (ak->skip && _fbt_skip_has_value(ak))
+			sz += datumEstimateSpace(ak->skip_value, false, ak->skip_typbyval,
+									 ak->skip_typlen);
+	}
+	return sz;
+}
+
+/*
+ * _fbt_array_serialize() -- write the current elements of an array-mode
+ * scan's arrays at dst (_fbt_array_serial_size() bytes; shared memory the
+ * caller has reserved for itself: no allocation, no locks taken).
+ */
+void
+_fbt_array_serialize(IndexScanDesc scan, char *dst)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	int			a;
+
+	for (a = 0; a < so->numArrayKeys; a++)
+	{
+		FbtArrayKeyInfo *ak = &so->arrayKeys[a];
+		int32		word;
+
+		if (!ak->skip)
+			word = ak->cur_elem;
+		else
+			word = ak->skip_state | (ak->skip_null ? FBT_SERIAL_NULL : 0);
+		memcpy(dst, &word, sizeof(int32));
+		dst += sizeof(int32);
+		if (ak->skip && _fbt_skip_has_value(ak))
+			datumSerialize(ak->skip_value, false, ak->skip_typbyval,
+						   ak->skip_typlen, &dst);
+	}
+}
+
+/*
+ * _fbt_array_restore() -- make the elements written at src by
+ * _fbt_array_serialize() (in another participant of the same scan) the
+ * current ones of this scan's arrays.  Allocates in so->arrayContext.
+ * Errors: elog(ERROR) on an element out of range (the shared state is not
+ * this scan's).
+ */
+void
+_fbt_array_restore(IndexScanDesc scan, char *src)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	int			a;
+
+	for (a = 0; a < so->numArrayKeys; a++)
+	{
+		FbtArrayKeyInfo *ak = &so->arrayKeys[a];
+		int32		word;
+
+		memcpy(&word, src, sizeof(int32));
+		src += sizeof(int32);
+		if (!ak->skip)
+		{
+			if (word < 0 || word >= ak->num_elems)
+				elog(ERROR, "fastbtree: parallel scan of index \"%s\" handed out element %d of an array of %d",
+					 RelationGetRelationName(scan->indexRelation), word,
+					 ak->num_elems);
+			_fbt_arr_set_elem(so, ak, word);
+			continue;
+		}
+		if ((word & ~FBT_SERIAL_NULL) == FBT_SKIP_START)
+		{
+			_fbt_skip_start(ak);
+			_fbt_skip_setkey(so, ak);
+		}
+		else if ((word & ~FBT_SERIAL_NULL) != FBT_SKIP_VALUE &&
+				 (word & ~FBT_SERIAL_NULL) != FBT_SKIP_AFTER)
+			elog(ERROR, "fastbtree: parallel scan of index \"%s\" handed out skip state %d",
+				 RelationGetRelationName(scan->indexRelation), word);
+		else if (word & FBT_SERIAL_NULL)
+		{
+			_fbt_skip_set(so, ak, (Datum) 0, true);
+			ak->skip_state = (int8) (word & ~FBT_SERIAL_NULL);
+		}
+		else
+		{
+			bool		isnull;
+			Datum		d = datumRestore(&src, &isnull);
+
+			_fbt_skip_set(so, ak, d, isnull);
+			ak->skip_state = (int8) word;
+			if (!ak->skip_typbyval && !isnull)
+				pfree(DatumGetPointer(d));
+		}
+	}
+}

@@ -340,20 +340,27 @@ fbt_collation_is_c(Oid coll)
 /*
  * Parallel index scans.  amestimateparallelscan takes no argument until 16,
  * the scan's key counts in 17 and the index too since 18
- * (FBT_ESTIMATE_PARALLELSCAN_ARGS); the AM's part of the shared scan
+ * (FBT_ESTIMATE_PARALLELSCAN_ARGS, FBT_PARALLELSCAN_SEES_INDEX and the
+ * index, FBT_ESTIMATE_PARALLELSCAN_INDEX); the AM's part of the shared scan
  * descriptor is at ps_offset until 17, at ps_offset_am since 18.
  */
 #if PG_VERSION_NUM >= 180000
 #define FBT_ESTIMATE_PARALLELSCAN_ARGS \
 	Relation indexRelation, int nkeys, int norderbys
+#define FBT_PARALLELSCAN_SEES_INDEX 1
+#define FBT_ESTIMATE_PARALLELSCAN_INDEX indexRelation
 #define FbtParallelScanAm(pscan) \
 	((void *) OffsetToPointer((void *) (pscan), (pscan)->ps_offset_am))
 #elif PG_VERSION_NUM >= 170000
 #define FBT_ESTIMATE_PARALLELSCAN_ARGS	int nkeys, int norderbys
+#define FBT_PARALLELSCAN_SEES_INDEX 0
+#define FBT_ESTIMATE_PARALLELSCAN_INDEX NULL
 #define FbtParallelScanAm(pscan) \
 	((void *) OffsetToPointer((void *) (pscan), (pscan)->ps_offset))
 #else
 #define FBT_ESTIMATE_PARALLELSCAN_ARGS	void
+#define FBT_PARALLELSCAN_SEES_INDEX 0
+#define FBT_ESTIMATE_PARALLELSCAN_INDEX NULL
 #define FbtParallelScanAm(pscan) \
 	((void *) OffsetToPointer((void *) (pscan), (pscan)->ps_offset))
 #endif

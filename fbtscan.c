@@ -53,15 +53,41 @@ static bool _fbt_readnextpage(IndexScanDesc scan, BlockNumber blkno,
  * the end of the matches (or of the level) marks the scan DONE, and a later
  * release does not undo that: whatever lies beyond the end cannot match.
  *
- * Scans with = ANY or skip arrays are not divided: nbtree hands out its
- * primitive scans with their array elements; here the first participant to
- * reach _fbt_first() claims the whole scan (status DONE for the others)
- * and runs it as a serial scan (so->parallelOwner).  Rows come back once,
- * from one process.
+ * Scans with arrays divide their primitive scans too, as nbtree's do.
+ *
+ *	- Array mode (one pass along the leaves, fbtarray.c; nbtree 17's
+ *	  design, nbtree.c's _bt_parallel_primscan_schedule): every participant
+ *	  keeps its own arrays, moved by the tuples it reads.  Arrays behind a
+ *	  page handed out are moved on by its tuples (every tuple before the
+ *	  page was read by some participant: no element before them can match
+ *	  further on), and arrays ahead of it only pass over tuples that no
+ *	  element can match.  When a page asks for a new descent, the
+ *	  participant that read it schedules one (status NEED_PRIMSCAN, its
+ *	  arrays' positions written to the shared state by
+ *	  _fbt_array_serialize()) if nobody has taken the page's sibling
+ *	  meanwhile; the next participant in _fbt_first() takes the descent
+ *	  with those positions.  If somebody has, the scan goes on along the
+ *	  leaves from there, as correct and only slower; the participant that
+ *	  asked goes back to taking pages.  A participant stepping right (or
+ *	  left) that finds a descent scheduled goes to _fbt_first() too.
+ *	- One descent per element combination (arrays not all required, or
+ *	  fastbtree.skip_scan off; nbtree 15's design): every participant steps
+ *	  through the combinations in the same order, and the shared state
+ *	  counts the primitive scans begun (primScanGen), each divided page by
+ *	  page.  A participant behind the count passes over combinations
+ *	  others have run; the first to move past a finished one (DONE) starts
+ *	  the next (NOT_STARTED, the count plus one).
+ *
+ * A scheduled descent's positions need shared space, sized for the index
+ * by _fbt_array_serial_bound() since 18 (amestimateparallelscan sees the
+ * index), FBT_PARALLEL_ARRAY_SPACE bytes before.  Positions that do not
+ * fit (by-reference skip values of several columns, before 18) are not
+ * scheduled: the scan goes on along the leaves.
  */
 typedef enum FbtParallelStatus
 {
 	FBT_PARALLEL_NOT_STARTED,	/* nobody has descended yet */
+	FBT_PARALLEL_NEED_PRIMSCAN, /* a descent is scheduled (array mode) */
 	FBT_PARALLEL_ADVANCING,		/* a participant holds the scan */
 	FBT_PARALLEL_IDLE,			/* nextPage is free to be read */
 	FBT_PARALLEL_DONE			/* no more pages to hand out */
@@ -69,34 +95,57 @@ typedef enum FbtParallelStatus
 
 typedef struct FbtParallelScanDescData
 {
-	slock_t		mutex;			/* protects the three fields below */
+	slock_t		mutex;			/* protects the four fields below */
 	FbtParallelStatus status;
 	BlockNumber nextPage;		/* the page to read next (IDLE), or P_NONE */
 	BlockNumber lastCurrPage;	/* the page read last, to walk left from */
+	int			primScanGen;	/* primitive scans begun (one descent per
+								 * element combination) */
 	ConditionVariable cv;		/* signalled when status leaves ADVANCING */
+
+	/*
+	 * A scheduled descent's array positions (NEED_PRIMSCAN), written by
+	 * the participant that schedules it while it holds the scan
+	 * (ADVANCING), read by the one that takes it, also while holding it
+	 */
+	char		arrays[FLEXIBLE_ARRAY_MEMBER];
 } FbtParallelScanDescData;
 
 typedef FbtParallelScanDescData *FbtParallelScanDesc;
 
-/* the shared state of a scan whose pages are divided, or NULL */
+/* shared bytes for array positions when the index is not known (< 18) */
+#define FBT_PARALLEL_ARRAY_SPACE	8192
+
+/* the room for array positions in index rel's parallel scans, in bytes */
+static inline Size
+_fbt_parallel_array_space(Relation rel)
+{
+#if FBT_PARALLELSCAN_SEES_INDEX
+	return _fbt_array_serial_bound(rel);
+#else
+	return FBT_PARALLEL_ARRAY_SPACE;
+#endif
+}
+
+/* the shared state of a parallel scan, or NULL */
 static inline FbtParallelScanDesc
 _fbt_parallel_state(IndexScanDesc scan)
 {
-	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
-
-	if (scan->parallel_scan == NULL || so->parallelOwner)
+	if (scan->parallel_scan == NULL)
 		return NULL;
 	return (FbtParallelScanDesc) FbtParallelScanAm(scan->parallel_scan);
 }
 
 /*
  * fbtestimateparallelscan() -- amestimateparallelscan: bytes of shared
- * memory fastbtree's part of a parallel index scan descriptor needs.
+ * memory fastbtree's part of a parallel index scan descriptor needs (the
+ * index and key counts are passed since 18).
  */
 Size
 fbtestimateparallelscan(FBT_ESTIMATE_PARALLELSCAN_ARGS)
 {
-	return sizeof(FbtParallelScanDescData);
+	return add_size(offsetof(FbtParallelScanDescData, arrays),
+					_fbt_parallel_array_space(FBT_ESTIMATE_PARALLELSCAN_INDEX));
 }
 
 /*
@@ -113,6 +162,7 @@ fbtinitparallelscan(void *target)
 	ps->status = FBT_PARALLEL_NOT_STARTED;
 	ps->nextPage = InvalidBlockNumber;
 	ps->lastCurrPage = InvalidBlockNumber;
+	ps->primScanGen = 0;
 	ConditionVariableInit(&ps->cv);
 }
 
@@ -130,29 +180,53 @@ fbtparallelrescan(IndexScanDesc scan)
 	ps->status = FBT_PARALLEL_NOT_STARTED;
 	ps->nextPage = InvalidBlockNumber;
 	ps->lastCurrPage = InvalidBlockNumber;
+	ps->primScanGen = 0;
 	SpinLockRelease(&ps->mutex);
 }
 
 /*
  * Seize the shared scan, waiting while another participant holds it.
- * Returns false if the scan is done.  Else the caller holds the scan and
- * must release it (or mark it done): *blkno is the page to read next (going
- * backward: the left-link of *lastcurr, the page read last), P_NONE at the
- * end of the level, or InvalidBlockNumber when first is set and nobody has
- * descended yet, for the caller to descend.
+ * Returns false if the scan is done, if this participant is behind the
+ * primitive scans begun (it passes on to its next element combination),
+ * or, when first is not set, if a descent is scheduled (so->needPrimScan
+ * is then set: fbtgettuple() calls _fbt_first()).  Else the caller holds
+ * the scan and must release it (or mark it done): *blkno is the page to
+ * read next (going backward: the left-link of *lastcurr, the page read
+ * last), P_NONE at the end of the level, or InvalidBlockNumber when first
+ * is set and nobody has descended yet or a descent is scheduled, for the
+ * caller to descend (with the scheduled positions of the arrays).
  */
 static bool
 _fbt_parallel_seize(IndexScanDesc scan, FbtParallelScanDesc ps, bool first,
 					BlockNumber *blkno, BlockNumber *lastcurr)
 {
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
 	bool		seized = false;
-	bool		done = false;
+	bool		stop = false;
+	bool		scheduled = false;
+
+	/* a descent follows this participant's page: it takes no other page */
+	if (!first && so->needPrimScan)
+		return false;
 
 	for (;;)
 	{
 		SpinLockAcquire(&ps->mutex);
-		if (ps->status == FBT_PARALLEL_DONE)
-			done = true;
+		if (ps->primScanGen != so->primScanGen || ps->status == FBT_PARALLEL_DONE)
+			stop = true;
+		else if (ps->status == FBT_PARALLEL_NEED_PRIMSCAN)
+		{
+			if (first)
+			{
+				ps->status = FBT_PARALLEL_ADVANCING;
+				*blkno = InvalidBlockNumber;
+				*lastcurr = InvalidBlockNumber;
+				seized = true;
+			}
+			else
+				stop = true;
+			scheduled = true;
+		}
 		else if (!first && ps->status == FBT_PARALLEL_NOT_STARTED)
 		{
 			/* only _fbt_first() may find it so: nobody would wake us */
@@ -170,25 +244,40 @@ _fbt_parallel_seize(IndexScanDesc scan, FbtParallelScanDesc ps, bool first,
 			seized = true;
 		}
 		SpinLockRelease(&ps->mutex);
-		if (seized || done)
+		if (seized || stop)
 			break;
 		ConditionVariableSleep(&ps->cv, WAIT_EVENT_BTREE_PAGE);
 	}
 	ConditionVariableCancelSleep();
+
+	if (scheduled)
+	{
+		if (!seized)
+		{
+			so->needPrimScan = true;
+			return false;
+		}
+		/* the positions are ours to read while we hold the scan */
+		_fbt_array_restore(scan, ps->arrays);
+	}
 	return seized;
 }
 
 /*
  * Release the seized scan with blkno to read next and lastcurr the page
  * just read (see _fbt_parallel_seize), and wake one waiter.  A scan marked
- * done meanwhile stays done.
+ * done meanwhile stays done, and so does the next primitive scan another
+ * participant may have begun after that (one descent per combination).
  */
 static void
-_fbt_parallel_release(FbtParallelScanDesc ps, BlockNumber blkno,
-					  BlockNumber lastcurr)
+_fbt_parallel_release(IndexScanDesc scan, FbtParallelScanDesc ps,
+					  BlockNumber blkno, BlockNumber lastcurr)
 {
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+
 	SpinLockAcquire(&ps->mutex);
-	if (ps->status != FBT_PARALLEL_DONE)
+	if (ps->status != FBT_PARALLEL_DONE &&
+		ps->primScanGen == so->primScanGen)
 	{
 		ps->status = FBT_PARALLEL_IDLE;
 		ps->nextPage = blkno;
@@ -198,14 +287,22 @@ _fbt_parallel_release(FbtParallelScanDesc ps, BlockNumber blkno,
 	ConditionVariableSignal(&ps->cv);
 }
 
-/* Mark the shared scan done, and wake every waiter */
+/*
+ * Mark the shared scan done, and wake every waiter; not while a descent
+ * follows this participant's page (the scan goes on), nor when the
+ * participant is behind the primitive scans begun (the current one is not
+ * its own).
+ */
 static void
-_fbt_parallel_done(FbtParallelScanDesc ps)
+_fbt_parallel_done(IndexScanDesc scan, FbtParallelScanDesc ps)
 {
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
 	bool		changed = false;
 
+	if (so->needPrimScan)
+		return;
 	SpinLockAcquire(&ps->mutex);
-	if (ps->status != FBT_PARALLEL_DONE)
+	if (ps->status != FBT_PARALLEL_DONE && ps->primScanGen == so->primScanGen)
 	{
 		ps->status = FBT_PARALLEL_DONE;
 		changed = true;
@@ -215,43 +312,75 @@ _fbt_parallel_done(FbtParallelScanDesc ps)
 		ConditionVariableBroadcast(&ps->cv);
 }
 
-/* A descent found nothing: a divided parallel scan is done (else a no-op) */
+/* A descent found nothing: a parallel scan is done (else a no-op) */
 static inline void
 _fbt_parallel_end(IndexScanDesc scan)
 {
 	FbtParallelScanDesc ps = _fbt_parallel_state(scan);
 
 	if (ps != NULL)
-		_fbt_parallel_done(ps);
+		_fbt_parallel_done(scan, ps);
 }
 
 /*
- * A scan with array keys: claim the whole shared scan for this participant
- * if nobody has started it (the others then find it done).  Returns whether
- * this participant runs the scan.
+ * Array mode: the page currpage, just read, asks for a new descent (its
+ * release left the scan IDLE with lastCurrPage currpage): schedule it with
+ * the arrays' positions if nobody has taken the next page since and the
+ * positions fit.  Else nothing: the scan goes on along the leaves.
  */
-static bool
-_fbt_parallel_claim(IndexScanDesc scan)
+static void
+_fbt_parallel_primscan_schedule(IndexScanDesc scan, FbtParallelScanDesc ps,
+								BlockNumber currpage)
+{
+	bool		mine = false;
+
+	if (_fbt_array_serial_size(scan) >
+		_fbt_parallel_array_space(scan->indexRelation))
+		return;
+	SpinLockAcquire(&ps->mutex);
+	if (ps->status == FBT_PARALLEL_IDLE && ps->lastCurrPage == currpage &&
+		ps->primScanGen == ((FbtScanOpaque) scan->opaque)->primScanGen)
+	{
+		/* hold the scan while writing the positions */
+		ps->status = FBT_PARALLEL_ADVANCING;
+		ps->nextPage = InvalidBlockNumber;
+		ps->lastCurrPage = InvalidBlockNumber;
+		mine = true;
+	}
+	SpinLockRelease(&ps->mutex);
+	if (!mine)
+		return;
+	_fbt_array_serialize(scan, ps->arrays);
+	SpinLockAcquire(&ps->mutex);
+	if (ps->status == FBT_PARALLEL_ADVANCING)
+		ps->status = FBT_PARALLEL_NEED_PRIMSCAN;
+	SpinLockRelease(&ps->mutex);
+	ConditionVariableSignal(&ps->cv);
+}
+
+/*
+ * One descent per element combination: this participant moved its arrays
+ * to its next combination.  If the primitive scan the shared state is on
+ * is finished, start the next one (see "Parallel scans" above).
+ */
+static void
+_fbt_parallel_next_primscan(IndexScanDesc scan)
 {
 	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
 	FbtParallelScanDesc ps = _fbt_parallel_state(scan);
-	bool		claimed = false;
 
 	if (ps == NULL)
-		return true;			/* claimed before */
+		return;
+	so->primScanGen++;
 	SpinLockAcquire(&ps->mutex);
-	if (ps->status == FBT_PARALLEL_NOT_STARTED)
+	if (ps->status == FBT_PARALLEL_DONE)
 	{
-		ps->status = FBT_PARALLEL_DONE;
-		claimed = true;
+		ps->status = FBT_PARALLEL_NOT_STARTED;
+		ps->nextPage = InvalidBlockNumber;
+		ps->lastCurrPage = InvalidBlockNumber;
+		ps->primScanGen++;
 	}
 	SpinLockRelease(&ps->mutex);
-	if (claimed)
-	{
-		ConditionVariableBroadcast(&ps->cv);
-		so->parallelOwner = true;
-	}
-	return claimed;
 }
 
 /*
@@ -500,7 +629,7 @@ fbtbeginscan(Relation rel, int nkeys, int norderbys)
 	so->keysPrepared = false;
 	so->qual_ok = true;
 	so->numberOfKeys = 0;
-	so->parallelOwner = false;
+	so->primScanGen = 0;
 	so->prefetch.decided = false;
 	so->prefetch.enabled = false;
 	so->prefetch.vmbuffer = InvalidBuffer;
@@ -589,7 +718,7 @@ fbtrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 	_fbt_release_curr(scan);
 	_fbt_invalidate_mark(so);
 	so->markItemIndex = -1;
-	so->parallelOwner = false;
+	so->primScanGen = 0;
 	if (BufferIsValid(so->prefetch.vmbuffer))
 		_fbt_prefetch_end(scan);
 	_fbt_prefetch_start(scan);
@@ -1172,7 +1301,7 @@ _fbt_readpage(IndexScanDesc scan, ScanDirection dir, OffsetNumber offnum,
 
 	/* the sibling is known: another participant may read it meanwhile */
 	if ((ps = _fbt_parallel_state(scan)) != NULL)
-		_fbt_parallel_release(ps, ScanDirectionIsForward(dir) ?
+		_fbt_parallel_release(scan, ps, ScanDirectionIsForward(dir) ?
 							  so->currPos.nextPage : so->currPos.prevPage,
 							  so->currPos.currPage);
 
@@ -1190,7 +1319,11 @@ _fbt_readpage(IndexScanDesc scan, ScanDirection dir, OffsetNumber offnum,
 	allkeysmet = startikey >= so->numberOfKeys;
 
 	if (so->arrayMode)
+	{
 		_fbt_readpage_arrays(scan, dir, offnum, page, opaque, minoff, maxoff);
+		if (so->needPrimScan && ps != NULL)
+			_fbt_parallel_primscan_schedule(scan, ps, so->currPos.currPage);
+	}
 	else if (ScanDirectionIsForward(dir))
 	{
 		itemIndex = 0;
@@ -1441,37 +1574,34 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 	so->arraysAdvanced = false;
 
 	/*
-	 * A parallel scan descends once, in the participant that gets there
-	 * first; the others start from the page the shared scan hands out.  A
-	 * scan with arrays is run whole by one participant.
+	 * A parallel scan descends once per primitive scan, in the participant
+	 * that gets there first; the others start from the page the shared
+	 * scan hands out.
 	 */
 	if (scan->parallel_scan != NULL)
 	{
-		FbtParallelScanDesc ps;
+		FbtParallelScanDesc ps = _fbt_parallel_state(scan);
 		BlockNumber blkno;
 		BlockNumber lastcurr;
 
-		if (so->numArrayKeys > 0)
+		if (!_fbt_parallel_seize(scan, ps, true, &blkno, &lastcurr))
+			return false;
+		if (blkno == P_NONE)
 		{
-			if (!_fbt_parallel_claim(scan))
-				return false;
+			_fbt_parallel_done(scan, ps);
+			return false;
 		}
-		else if ((ps = _fbt_parallel_state(scan)) != NULL)
+		if (blkno != InvalidBlockNumber)
 		{
-			if (!_fbt_parallel_seize(scan, ps, true, &blkno, &lastcurr))
+			/*
+			 * Array mode: no descent with these arrays led here, so a
+			 * page that ends before their target asks for one.
+			 */
+			so->arraysAdvanced = true;
+			if (!_fbt_readnextpage(scan, blkno, lastcurr, dir))
 				return false;
-			if (blkno == P_NONE)
-			{
-				_fbt_parallel_done(ps);
-				return false;
-			}
-			if (blkno != InvalidBlockNumber)
-			{
-				if (!_fbt_readnextpage(scan, blkno, lastcurr, dir))
-					return false;
-				_fbt_return_item(scan);
-				return true;
-			}
+			_fbt_return_item(scan);
+			return true;
 		}
 	}
 
@@ -1787,7 +1917,7 @@ _fbt_steppage(IndexScanDesc scan, ScanDirection dir)
 	if (!more)
 	{
 		if (ps != NULL)
-			_fbt_parallel_done(ps);
+			_fbt_parallel_done(scan, ps);
 		return false;
 	}
 	if (ps != NULL && !_fbt_parallel_seize(scan, ps, false, &blkno, &lastcurr))
@@ -1877,7 +2007,7 @@ _fbt_readnextpage(IndexScanDesc scan, BlockNumber blkno, BlockNumber lastcurr,
 			return false;
 	}
 	if (ps != NULL)
-		_fbt_parallel_done(ps);
+		_fbt_parallel_done(scan, ps);
 	return false;
 }
 
@@ -1909,7 +2039,8 @@ _fbt_next(IndexScanDesc scan, ScanDirection dir)
  * dir: scan direction; may change between calls (cursors).  Sets
  * scan->xs_heaptid (and xs_itup for index-only scans); results never need
  * a recheck.  Holds a pin on the current leaf between calls, no locks.
- * = ANY(array) keys run one primitive scan per element combination.
+ * = ANY(array) keys run in array mode (one pass, fbtarray.c) or one
+ * primitive scan per element combination.
  */
 bool
 fbtgettuple(IndexScanDesc scan, ScanDirection dir)
@@ -1947,7 +2078,7 @@ fbtgettuple(IndexScanDesc scan, ScanDirection dir)
 		return res;
 	}
 
-	do
+	for (;;)
 	{
 		if (!FbtScanPosIsValid(so->currPos))
 			res = _fbt_first(scan, dir);
@@ -1964,9 +2095,12 @@ fbtgettuple(IndexScanDesc scan, ScanDirection dir)
 			}
 			res = _fbt_next(scan, dir);
 		}
-		if (res)
+		if (res || so->numArrayKeys == 0 ||
+			!_fbt_advance_array_keys(scan, dir))
 			break;
-	} while (so->numArrayKeys > 0 && _fbt_advance_array_keys(scan, dir));
+		/* the next element combination */
+		_fbt_parallel_next_primscan(scan);
+	}
 
 	return res;
 }

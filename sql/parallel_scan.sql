@@ -10,8 +10,10 @@
 -- has ORDER BY on unique keys; as a multiset otherwise, since Gather
 -- returns the workers' rows in the order they come).  Workers may not all
 -- start on a busy machine: the plans and the rows are the same with fewer.
--- The arrays of = ANY and skip scans are run by one participant
--- (README.design, "Parallel scans"), the rest page by page.
+-- Scans with = ANY and skip arrays hand out their primitive scans too
+-- (README.design, "Parallel scans"): in array mode with the arrays'
+-- positions, and with fastbtree.skip_scan off one element combination
+-- after the other.
 --
 CREATE SCHEMA fbt_pscan;
 SET search_path = fbt_pscan, public;
@@ -46,7 +48,16 @@ INSERT INTO m_bt SELECT i % 10, i FROM generate_series(1, 100000) i;
 INSERT INTO m_fbt SELECT * FROM m_bt;
 CREATE INDEX m_bt_gv ON m_bt USING btree (g, v);
 CREATE INDEX m_fbt_gv ON m_fbt USING fastbtree (g, v);
-VACUUM ANALYZE t_bt, t_fbt, u_bt, u_fbt, m_bt, m_fbt;
+-- s: a text column to skip (skip arrays' values handed out by reference)
+CREATE TABLE s_bt (s text, v int4) WITH (autovacuum_enabled = off);
+CREATE TABLE s_fbt (s text, v int4) WITH (autovacuum_enabled = off);
+INSERT INTO s_bt SELECT CASE WHEN i % 41 = 0 THEN NULL
+	ELSE repeat(chr(97 + i % 23), 1 + i % 5) || (i % 7) END, i
+	FROM generate_series(1, 100000) i;
+INSERT INTO s_fbt SELECT * FROM s_bt;
+CREATE INDEX s_bt_sv ON s_bt USING btree (s COLLATE "C", v);
+CREATE INDEX s_fbt_sv ON s_fbt USING fastbtree (s COLLATE "C", v);
+VACUUM ANALYZE t_bt, t_fbt, u_bt, u_fbt, m_bt, m_fbt, s_bt, s_fbt;
 
 -- pcmp(q): see the file header
 CREATE FUNCTION pcmp(q text, OUT nodes text, OUT same_plan bool,
@@ -91,15 +102,30 @@ SELECT * FROM pcmp('SELECT count(*), sum(length(pad)) FROM u_AM WHERE a < 150000
 SELECT * FROM pcmp('SELECT a FROM u_AM WHERE a BETWEEN 3000 AND 120000 ORDER BY a');
 SELECT * FROM pcmp('SELECT a, length(pad) FROM u_AM WHERE a < 200000 ORDER BY a DESC');
 SELECT * FROM pcmp('SELECT a FROM u_AM ORDER BY a DESC');
--- arrays and skip scans: one participant runs them
+-- arrays and skip scans, forward and backward, in array mode and (skip
+-- scan off) one element combination at a time
 SELECT * FROM pcmp('SELECT count(*), sum(v) FROM m_AM WHERE g = ANY(''{2,4,6,8}'') AND v > 10');
 SELECT * FROM pcmp('SELECT count(*), sum(v) FROM m_AM WHERE g IN (1, 3, 7) AND v < 50000');
 SELECT * FROM pcmp('SELECT count(*), sum(v) FROM m_AM WHERE v BETWEEN 100 AND 20000');
+SELECT * FROM pcmp('SELECT g, v FROM m_AM WHERE g IN (0, 5, 9) AND v % 1000 < 30 ORDER BY g, v');
+SELECT * FROM pcmp('SELECT g, v FROM m_AM WHERE g IN (0, 5, 9) AND v BETWEEN 300 AND 90000 ORDER BY g DESC, v DESC');
+SELECT * FROM pcmp('SELECT count(*), sum(v), count(s) FROM s_AM WHERE v BETWEEN 20000 AND 30000');
+SELECT * FROM pcmp('SELECT s, v FROM s_AM WHERE v % 1000 = 0 AND v > 5000 ORDER BY s COLLATE "C", v');
+SELECT * FROM pcmp('SELECT s, v FROM s_AM WHERE s COLLATE "C" > ''m'' AND v < 60000 ORDER BY s COLLATE "C" DESC, v DESC');
+SELECT * FROM pcmp('SELECT count(*), sum(v) FROM s_AM WHERE s IS NULL AND v > 50000');
+SET fastbtree.skip_scan = off;
+SELECT * FROM pcmp('SELECT count(*), sum(v) FROM m_AM WHERE g = ANY(''{2,4,6,8}'') AND v > 10');
+SELECT * FROM pcmp('SELECT g, v FROM m_AM WHERE g IN (0, 5, 9) AND v BETWEEN 300 AND 90000 ORDER BY g DESC, v DESC');
+RESET fastbtree.skip_scan;
 -- the workers alone
 SET parallel_leader_participation = off;
 SELECT * FROM pcmp('SELECT count(*), sum(id) FROM t_AM WHERE a BETWEEN 1000 AND 90000');
 SELECT * FROM pcmp('SELECT a FROM u_AM WHERE a < 200000 ORDER BY a DESC');
 SELECT * FROM pcmp('SELECT count(*), sum(v) FROM m_AM WHERE g IN (1, 3, 7) AND v < 50000');
+SELECT * FROM pcmp('SELECT count(*), sum(v), count(s) FROM s_AM WHERE v BETWEEN 20000 AND 30000');
+SET fastbtree.skip_scan = off;
+SELECT * FROM pcmp('SELECT count(*), sum(v) FROM m_AM WHERE g IN (1, 3, 7) AND v < 50000');
+RESET fastbtree.skip_scan;
 RESET parallel_leader_participation;
 -- rescans: a Gather on the inner side of a nested loop, run once per
 -- outer row (amparallelrescan each time)

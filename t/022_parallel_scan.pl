@@ -1,14 +1,16 @@
 # t/022_parallel_scan.pl
 #
 # 022_parallel_scan: parallel index scans (forward and backward, plain and
-# index-only, with and without the leader, with an = ANY list) see every
-# row exactly once while other sessions split the leaves they are reading
+# index-only, with and without the leader, with = ANY lists and skip
+# arrays, one element combination at a time too) see every row exactly once while other sessions split the leaves they are reading
 # and VACUUM deletes emptied leaves between them.  The table keeps a stable
 # set of rows (every tenth key outside a gap, and nothing in the gap) that
 # no writer touches; writers insert and delete other rows between the
 # stable ones (splits) and fill and empty the gap (page deletion and
 # reuse).  Every parallel scan must return the stable set, in key order
-# where it is ordered.  Then fastbtree_check.
+# where it is ordered.  ps2 is ps again with a leading column g = k % 7
+# (the scans with arrays hand out their descents) under the same writers.
+# Then fastbtree_check.
 
 use strict;
 use warnings;
@@ -35,7 +37,10 @@ CREATE TABLE ps (k int4, stable bool, pad text);
 INSERT INTO ps SELECT g * 10, true, repeat('s', 20) FROM generate_series(0, 99999) g
 	WHERE g * 10 < 400000 OR g * 10 >= 600000;
 CREATE INDEX ps_k ON ps USING fastbtree (k) WITH (fillfactor = 90);
-VACUUM ANALYZE ps;
+CREATE TABLE ps2 (k int4, stable bool, pad text, g int4 GENERATED ALWAYS AS (k % 7) STORED);
+INSERT INTO ps2 SELECT * FROM ps;
+CREATE INDEX ps2_gk ON ps2 USING fastbtree (g, k) WITH (fillfactor = 90);
+VACUUM ANALYZE ps, ps2;
 });
 my ($nstable, $sumstable) = split /\|/, $node->safe_psql('postgres',
 	'SELECT count(*), sum(k) FROM ps WHERE stable');
@@ -64,24 +69,53 @@ my %checks = (
 		q{SELECT count(*), sum(k), min(d), max(d) FROM (SELECT k, k - lag(k) OVER () AS d FROM (SELECT k FROM ps WHERE stable AND k >= 0 ORDER BY k) s) z},
 		"$nstable|$sumstable|10|200010"
 	],
-	# 20000 keys, all stable (the scan is run whole by one participant)
+	# 20000 keys, all stable
 	any => [
 		'SELECT count(*), sum(k) FROM ps WHERE k = ANY(\'{'
 		  . join(',', map { $_ * 20 } 0 .. 19999)
 		  . '}\') AND stable',
 		'20000|3999800000'
+	],
+	# ps2: an array on g (array mode; one combination at a time with skip
+	# scan off), a skip array on g, forward and backward
+	any_g => [
+		'SELECT count(*), sum(k) FROM ps2 WHERE g = ANY(\'{0,1,2,3,4,5,6}\') AND k BETWEEN 0 AND 1000000 AND stable',
+		"$nstable|$sumstable"
+	],
+	any_g_one_at_a_time => [
+		'SET fastbtree.skip_scan = off; SELECT count(*), sum(k) FROM ps2 WHERE g = ANY(\'{0,1,2,3,4,5,6}\') AND k BETWEEN 0 AND 1000000 AND stable',
+		"$nstable|$sumstable"
+	],
+	skip => [
+		'SELECT count(*), sum(k) FROM ps2 WHERE k BETWEEN 0 AND 1000000 AND stable',
+		"$nstable|$sumstable"
+	],
+	skip_backward => [
+		q{SELECT count(*), sum(k), min(d), max(d) FROM (SELECT k, lag(k) OVER () - k AS d FROM (SELECT k FROM ps2 WHERE stable AND k >= 0 AND g > -1 ORDER BY g DESC, k DESC) s) z},
+		undef
 	]);
+
+# skip_backward's answer: the same order, from a sort of a sequential scan
+$checks{skip_backward}[1] = $node->safe_psql('postgres',
+	"SET enable_indexscan = off; SET enable_indexonlyscan = off; SET enable_bitmapscan = off; $checks{skip_backward}[0]");
 
 # the plans are parallel index scans
 my %plans = (
 	forward => qr/Gather.*Parallel Index Scan using ps_k/s,
 	backward => qr/Gather Merge.*Parallel Index Scan Backward using ps_k/s,
 	ordered => qr/Gather Merge.*Parallel Index Scan using ps_k/s,
-	any => qr/Gather.*Parallel Index Scan using ps_k/s);
+	any => qr/Gather.*Parallel Index Scan using ps_k/s,
+	any_g => qr/Gather.*Parallel Index Scan using ps2_gk/s,
+	any_g_one_at_a_time => qr/Gather.*Parallel Index Scan using ps2_gk/s,
+	skip => qr/Gather.*Parallel Index Scan using ps2_gk/s,
+	skip_backward => qr/Gather Merge.*Parallel Index Scan Backward using ps2_gk/s);
 foreach my $name (sort keys %checks)
 {
+	# (settings the query starts with come before EXPLAIN)
+	my ($settings, $query) =
+	  $checks{$name}[0] =~ /^((?:SET [^;]*;\s*)*)(.*)$/s;
 	my $plan = $node->safe_psql('postgres',
-		"$parallel EXPLAIN (COSTS OFF) $checks{$name}[0]");
+		"$parallel $settings EXPLAIN (COSTS OFF) $query");
 	like($plan, $plans{$name}, "$name: a parallel index scan");
 }
 
@@ -110,7 +144,23 @@ INSERT INTO ps SELECT 400000 + :c * 20000 + (random() * 19999)::int, false, repe
 DELETE FROM ps WHERE NOT stable AND k >= 400000 + :d * 20000 AND k < 420000 + :d * 20000;
 }
 		],
-		vacuum => [ 1, "VACUUM ps;\n" ],
+		splits2 => [
+			4, q{
+INSERT INTO ps2 SELECT (random() * 99999)::int * 10 + 1 + (random() * 8)::int, false, repeat('w', 40)
+	FROM generate_series(1, 300);
+DELETE FROM ps2 WHERE NOT stable AND k % 10 <> 0 AND k < (random() * 1000000)::int AND random() < 0.3;
+}
+		],
+		gap2 => [
+			2, q{
+\set c random(0, 9)
+\set d random(0, 9)
+INSERT INTO ps2 SELECT 400000 + :c * 20000 + (random() * 19999)::int, false, repeat('g', 40)
+	FROM generate_series(1, 3000);
+DELETE FROM ps2 WHERE NOT stable AND k >= 400000 + :d * 20000 AND k < 420000 + :d * 20000;
+}
+		],
+		vacuum => [ 1, "VACUUM ps;\nVACUUM ps2;\n" ],
 	},
 	\$wout, \$werr);
 
@@ -153,7 +203,8 @@ diag("ps_k: $nblocks blocks, $ndeleted deleted now");
 cmp_ok($nblocks, '>', 300, 'the index grew (leaves split)');
 
 $node->safe_psql('postgres', "SELECT fastbtree_check('ps_k', true)");
-pass('fastbtree_check passes');
+$node->safe_psql('postgres', "SELECT fastbtree_check('ps2_gk', true)");
+pass('fastbtree_check passes on both indexes');
 
 $node->stop;
 done_testing();
