@@ -92,6 +92,23 @@
 
 bool		fbt_plan_as_btree = true;
 
+/* GUC fastbtree.prefer: which of two twin indexes the planner may use */
+typedef enum FbtPrefer
+{
+	FBT_PREFER_NONE,
+	FBT_PREFER_BTREE,
+	FBT_PREFER_FASTBTREE
+} FbtPrefer;
+
+static const struct config_enum_entry fbt_prefer_options[] = {
+	{"none", FBT_PREFER_NONE, false},
+	{"btree", FBT_PREFER_BTREE, false},
+	{"fastbtree", FBT_PREFER_FASTBTREE, false},
+	{NULL, 0, false}
+};
+
+static int	fbt_prefer = FBT_PREFER_NONE;
+
 static get_relation_info_hook_type prev_get_relation_info_hook = NULL;
 
 /*
@@ -236,10 +253,89 @@ _fbt_plan_index_as_btree(IndexOptInfo *index)
 		index->amcostestimate = fbtcostestimate_mirrored;
 }
 
+/* Is index (as plancat built it) a fastbtree one? */
+static inline bool
+_fbt_index_is_ours(IndexOptInfo *index)
+{
+	return index->amcostestimate == fbtcostestimate ||
+		index->amcostestimate == fbtcostestimate_mirrored;
+}
+
 /*
- * get_relation_info_hook: after any earlier hook, rewrite the IndexOptInfo
- * of each fastbtree index of rel (recognised by its cost estimator, which
- * is ours) when fastbtree.plan_as_btree is on.  The relation and its
+ * Are btree index bt and fastbtree index fbt of the same relation twins:
+ * the same columns and expressions in the same order, INCLUDE columns,
+ * predicate and uniqueness, and per key column the same input type,
+ * collation, ordering (the btree family plancat found ordering ours, as
+ * for bt, with DESC and NULLS FIRST alike)?  What the planner does not see
+ * (fillfactor, deduplication, tablespace) does not matter here.  No
+ * errors.
+ */
+static bool
+_fbt_index_twins(IndexOptInfo *bt, IndexOptInfo *fbt)
+{
+	int			i;
+
+	if (bt->ncolumns != fbt->ncolumns ||
+		bt->nkeycolumns != fbt->nkeycolumns ||
+		bt->unique != fbt->unique ||
+		bt->sortopfamily == NULL || fbt->sortopfamily == NULL)
+		return false;
+	for (i = 0; i < bt->ncolumns; i++)
+		if (bt->indexkeys[i] != fbt->indexkeys[i])
+			return false;
+	for (i = 0; i < bt->nkeycolumns; i++)
+		if (bt->opcintype[i] != fbt->opcintype[i] ||
+			bt->indexcollations[i] != fbt->indexcollations[i] ||
+			bt->sortopfamily[i] != fbt->sortopfamily[i] ||
+			bt->reverse_sort[i] != fbt->reverse_sort[i] ||
+			bt->nulls_first[i] != fbt->nulls_first[i])
+			return false;
+	return equal(bt->indexprs, fbt->indexprs) &&
+		equal(bt->indpred, fbt->indpred);
+}
+
+/*
+ * fastbtree.prefer = btree or fastbtree: take out of rel's index list each
+ * index of the other access method that has a twin of the preferred one
+ * (_fbt_index_twins), so that a query can be planned on either side of a
+ * pair (fastbtree_compare(), README "Side by side on your own queries").
+ * Indexes without a twin stay.  No errors.
+ */
+static void
+_fbt_apply_prefer(RelOptInfo *rel)
+{
+	ListCell   *lc;
+
+	foreach(lc, rel->indexlist)
+	{
+		IndexOptInfo *index = (IndexOptInfo *) lfirst(lc);
+		bool		ours = _fbt_index_is_ours(index);
+		ListCell   *lc2;
+
+		if (ours ? fbt_prefer != FBT_PREFER_BTREE :
+			(index->relam != BTREE_AM_OID || fbt_prefer != FBT_PREFER_FASTBTREE))
+			continue;
+		foreach(lc2, rel->indexlist)
+		{
+			IndexOptInfo *other = (IndexOptInfo *) lfirst(lc2);
+
+			if (ours ?
+				(other->relam == BTREE_AM_OID && !_fbt_index_is_ours(other) &&
+				 _fbt_index_twins(other, index)) :
+				(_fbt_index_is_ours(other) && _fbt_index_twins(index, other)))
+			{
+				rel->indexlist = foreach_delete_current(rel->indexlist, lc);
+				break;
+			}
+		}
+	}
+}
+
+/*
+ * get_relation_info_hook: after any earlier hook, drop the indexes
+ * fastbtree.prefer sets aside, then rewrite the IndexOptInfo of each
+ * fastbtree index of rel (recognised by its cost estimator, which is ours)
+ * when fastbtree.plan_as_btree is on.  The relation and its
  * indexes are locked by the planner; no errors of its own.
  */
 static void
@@ -250,6 +346,8 @@ _fbt_get_relation_info(PlannerInfo *root, Oid relationObjectId,
 
 	if (prev_get_relation_info_hook)
 		prev_get_relation_info_hook(root, relationObjectId, inhparent, rel);
+	if (fbt_prefer != FBT_PREFER_NONE)
+		_fbt_apply_prefer(rel);
 	if (!fbt_plan_as_btree)
 		return;
 	foreach(lc, rel->indexlist)
@@ -562,7 +660,8 @@ _fbt_planner(Query *parse, const char *query_string, int cursorOptions,
 #endif							/* !FBT_CORE_UNIQUE_NEEDS_BTREE */
 
 /*
- * _fbt_planner_init() -- from _PG_init(): define fastbtree.plan_as_btree,
+ * _fbt_planner_init() -- from _PG_init(): define fastbtree.plan_as_btree
+ * and fastbtree.prefer,
  * install the get_relation_info and (since 18) planner hooks, chaining
  * those already installed, and the pg_amop and pg_amproc invalidation callbacks of the mirror cache.  No
  * errors.
@@ -575,6 +674,15 @@ _fbt_planner_init(void)
 							 "Off: the planner treats fastbtree as a non-btree access method (no join removal through its unique indexes, no LIKE prefix, inet subset, boolean or row-comparison index conditions).",
 							 &fbt_plan_as_btree,
 							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+	DefineCustomEnumVariable("fastbtree.prefer",
+							 "Which of two twin indexes, a btree and a fastbtree one on the same columns, the planner may use.",
+							 "btree: fastbtree indexes that have a btree twin are ignored; fastbtree: btree indexes that have a fastbtree twin are; none: both are candidates.",
+							 &fbt_prefer,
+							 FBT_PREFER_NONE,
+							 fbt_prefer_options,
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);

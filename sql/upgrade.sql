@@ -5,7 +5,8 @@
 -- classes, operators and support functions (the skip support functions of
 -- 1.3 on PostgreSQL 18 included) and the same SQL functions (1.4's
 -- fastbtree_stats() with the prefetch counters, while a 1.3 catalog's
--- 13 columns still work with the library); its operator
+-- 13 columns still work with the library; 1.5's fastbtree_twin() and
+-- fastbtree_compare()); its operator
 -- classes pass the AM's validator, and an index built at 1.0 answers
 -- skip scans as btree does after the update.
 --
