@@ -424,9 +424,10 @@ setup_cluster()
 		full_page_writes = ${FULL_PAGE_WRITES:-on}
 		max_wal_size = 8GB
 		checkpoint_timeout = 60min
-		# Runs must not be disturbed by background work or by plans only one
-		# side can have: fastbtree has no parallel scan.  The build
-		# benchmark sets max_parallel_maintenance_workers per build.
+		# Runs must not be disturbed by background work, nor measure workers
+		# starting on 2 cores: parallel plans only in the parallel workload
+		# (which sets its own workers).  The build benchmark sets
+		# max_parallel_maintenance_workers per build.
 		autovacuum = off
 		jit = off
 		max_parallel_workers_per_gather = 0

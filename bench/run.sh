@@ -338,7 +338,7 @@ report_header()
 	echo "- scale $SCALE: $(nrows) rows per table; $PAIRS pairs of ${DURATION}s runs per client count; clients: $CLIENTS"
 	echo "- pgbench -n -M prepared -c CLIENTS -j min(CLIENTS, cores); runs interleaved btree, $FBT_AM, $FBT_AM, btree, btree, ... (odd pairs run btree first, even pairs $FBT_AM)"
 	echo "- shared_buffers = $SHARED_BUFFERS; fsync and synchronous_commit off, full_page_writes ${FULL_PAGE_WRITES:-on}; autovacuum, JIT and"
-	echo "  parallel query off (fastbtree has no parallel scan), parallel builds off except in the build benchmark; database locale C.UTF-8"
+	echo "  parallel query off except in the parallel workload, parallel builds off except in the build benchmark; database locale C.UTF-8"
 	echo "- $(wal_mode_label)"
 	echo "- A pair is a btree run and a $FBT_AM run made back to back.  btree tps and $FBT_AM tps are the two runs of the"
 	echo "  median pair: the pair whose ratio $FBT_AM/btree is the median of the pairs' ratios (with an even number"

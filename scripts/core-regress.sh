@@ -46,8 +46,9 @@
 # Differences in the test outputs do not fail it: most are PostgreSQL 15
 # refusing non-btree indexes (foreign keys, ON CONFLICT, ADD CONSTRAINT ...
 # USING INDEX, unique indexes on partitioned tables, REFRESH MATERIALIZED
-# VIEW CONCURRENTLY) and the plans of parallel index scans, which fastbtree
-# does not offer (README, "Differences from btree and limitations").  The
+# VIEW CONCURRENTLY) and a btree operator class the suite defines, which
+# fastbtree has no twin of (README, "Differences from btree and
+# limitations").  The
 # report lists the baseline's own failures, each test whose output
 # changed with the swap, with its number of changed lines (after writing
 # "fastbtree" as "btree"), and each error message that the swapped run
