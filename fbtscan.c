@@ -257,7 +257,14 @@ _fbt_parallel_seize(IndexScanDesc scan, FbtParallelScanDesc ps, bool first,
 			so->needPrimScan = true;
 			return false;
 		}
-		/* the positions are ours to read while we hold the scan */
+		/*
+		 * The positions are ours to read while we hold the scan: only the
+		 * holder writes them, and DONE, which others may set meanwhile, is
+		 * final in array mode (no new primitive scan follows it).  Every
+		 * participant runs in array mode alike (the same keys, and
+		 * fastbtree.skip_scan is the leader's).
+		 */
+		Assert(so->arrayMode);
 		_fbt_array_restore(scan, ps->arrays);
 	}
 	return seized;
@@ -334,6 +341,7 @@ _fbt_parallel_primscan_schedule(IndexScanDesc scan, FbtParallelScanDesc ps,
 {
 	bool		mine = false;
 
+	Assert(((FbtScanOpaque) scan->opaque)->arrayMode);
 	if (_fbt_array_serial_size(scan) >
 		_fbt_parallel_array_space(scan->indexRelation))
 		return;
