@@ -20,8 +20,9 @@
  * statement and returns it; with concurrently, returns the CREATE INDEX
  * CONCURRENTLY statement without running it (PostgreSQL runs that only as
  * a top-level statement: psql's \gexec does).  Errors: the index is not a
- * btree or fastbtree one (42809), is not valid (55000), or has an operator
- * class the other method lacks (0A000); then whatever CREATE INDEX raises.
+ * btree or fastbtree one (42809), is not valid (55000), already has a twin
+ * (42710), or has an operator class the other method lacks (0A000); then
+ * whatever CREATE INDEX raises.
  */
 CREATE FUNCTION fastbtree_twin(index regclass, concurrently bool DEFAULT false)
 RETURNS text
@@ -67,6 +68,23 @@ BEGIN
 				  HINT = 'REINDEX it, or drop it and create it again.';
 	END IF;
 	SELECT oid INTO dstamoid FROM pg_am WHERE amname = dstam;
+
+	-- one twin is enough: an index of the other method with the same
+	-- definition (but for its name) is one already
+	SELECT c.relname INTO newname
+		FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+		WHERE i.indrelid = ind.indrelid AND c.relam = dstamoid
+		  AND replace(replace(pg_get_indexdef(index),
+							  ' USING ' || quote_ident(srcam) || ' ',
+							  ' USING ' || quote_ident(dstam) || ' '),
+					  'INDEX ' || quote_ident(cls.relname) || ' ON',
+					  'INDEX ' || quote_ident(c.relname) || ' ON')
+			= pg_get_indexdef(c.oid)
+		LIMIT 1;
+	IF newname IS NOT NULL THEN
+		RAISE EXCEPTION 'index "%" already has a % twin: "%"', index, dstam, newname
+			USING ERRCODE = 'duplicate_object';
+	END IF;
 
 	FOR k IN 0 .. ind.indnatts - 1 LOOP
 		def := pg_get_indexdef(index, k + 1, false);
@@ -142,7 +160,7 @@ BEGIN
 			THEN ' WHERE ' || pg_get_expr(ind.indpred, ind.indrelid) ELSE '' END);
 	-- ($2: the parameter's name is a keyword in SQL expressions)
 	IF $2 THEN
-		RAISE NOTICE 'CREATE INDEX CONCURRENTLY cannot run inside a function: run the statement returned (in psql: end the query with \gexec instead of ;)';
+		RAISE NOTICE 'the CREATE INDEX CONCURRENTLY statement is returned, not run (a function cannot run it): psql''s \gexec runs it';
 	ELSE
 		EXECUTE stmt;
 	END IF;
@@ -253,7 +271,7 @@ BEGIN
 	END;
 
 	IF idx[1] = idx[2] THEN
-		RAISE NOTICE 'both sides used the same indexes (%): no twin of another access method was used', idx[1]
+		RAISE NOTICE 'both sides used the same indexes, so no twin was compared: %', idx[1]
 			USING HINT = 'Create one with fastbtree_twin(index).';
 	END IF;
 	FOR s IN 1 .. 2 LOOP

@@ -49,8 +49,15 @@ WHERE i.inhparent = 'p_k_fbt'::regclass ORDER BY 1;
 CREATE INDEX t_b_f ON t USING fastbtree (b COLLATE "C" DESC, a) WHERE a > 10;
 SELECT fastbtree_twin('t_b_f');
 SELECT same_def('t_b_f_bt', 't_b_f') AS reverse_same;
--- a name taken gets a number; CONCURRENTLY comes back to run at top level
-SELECT fastbtree_twin('t_a', concurrently => true);
+-- one twin is enough
+SELECT fastbtree_twin('t_a');
+-- CONCURRENTLY comes back to run at top level (\gexec); a name taken
+-- gets a number
+CREATE INDEX t_cc ON t (c, a);
+CREATE INDEX t_cc_fbt ON t (a);
+SELECT fastbtree_twin('t_cc', concurrently => true) \gexec
+SELECT same_def('t_cc', 't_cc_fbt1') AS concurrent_twin_same;
+DROP INDEX t_cc, t_cc_fbt, t_cc_fbt1;
 -- refusals
 CREATE INDEX t_hash ON t USING hash (a);
 SELECT fastbtree_twin('t_hash');
