@@ -89,7 +89,7 @@ SET enable_seqscan = off;
 SET enable_bitmapscan = off;
 SELECT s, used('SELECT * FROM t WHERE a = 5'),
 	used('SELECT c, e, a FROM t WHERE c = 3 ORDER BY c DESC, e NULLS FIRST, a DESC NULLS LAST LIMIT 5'),
-	used('SELECT d FROM t WHERE lower(b) LIKE ''k12%'' AND c > 3'),
+	used('SELECT d FROM t WHERE lower(b) ~>=~ ''k12'' AND lower(b) ~<~ ''k13'' AND c > 3'),
 	used('SELECT * FROM p WHERE k = 1500')
 FROM unnest('{btree,fastbtree,none}'::text[]) s,
 	LATERAL set_config('fastbtree.prefer', s, false) x;
