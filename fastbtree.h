@@ -363,6 +363,7 @@ typedef struct FbtStats
 	uint64		prefetch_issued;	/* heap blocks prefetched (fbtprefetch.c) */
 	uint64		prefetch_hits;	/* ... found in shared buffers already */
 	uint64		prefetch_distance;	/* the last scan's distance, in items */
+	uint64		prefetch_read_ahead;	/* leaves read ahead (fbtprefetch.c) */
 } FbtStats;
 
 extern FbtStats fbt_stats;
@@ -874,6 +875,13 @@ typedef struct FbtPrefetchState
 	int			probeEvery;		/* items between probes at distance 0 */
 	int			probeIn;		/* items left until the next probe */
 	Buffer		vmbuffer;		/* index-only scans: visibility map page */
+	/* read-ahead into the sibling leaf the scan steps onto next */
+	bool		peeked;			/* the sibling of currPos has been read */
+	BlockNumber peekBlock;		/* that sibling, or InvalidBlockNumber */
+	int			peekCount;		/* heap TIDs of its first matches in peek */
+	int			peekUsed;		/* ... of which prefetched */
+	int			peekCap;		/* room in peek (maxDistance), 0: none yet */
+	ItemPointerData *peek;		/* in scan order */
 } FbtPrefetchState;
 
 #define FbtScanPosIsValid(pos) BlockNumberIsValid((pos).currPage)

@@ -28,16 +28,27 @@
  * set bit counts as a hit.  Bitmap scans (the bitmap heap scan prefetches for
  * itself) and scans without a heap relation prefetch nothing.
  *
- * The prefetch stays within the current leaf's matches: the matches of the
- * next leaf are prefetched when the scan has read it, from its first one.
+ * When the distance reaches past the current leaf's last match and the scan
+ * goes on to the sibling leaf, the sibling is read ahead: pinned and share-
+ * locked for a moment (nothing else locked meanwhile), the heap TIDs of its
+ * first matches copied, the lock and pin released, and those TIDs prefetched
+ * as the distance comes to them (_fbt_prefetch_peek).  The scan reads the
+ * sibling as ever when it steps onto it, and its prefetch picks up after
+ * the matches read ahead: nothing the scan returns or marks LP_DEAD comes
+ * from the read ahead, so it stays advice.  The sibling's index block itself
+ * is prefetched when the leaf before it is read.  Not in array mode (the
+ * next leaf may be skipped by a new descent) nor in parallel scans (the
+ * next leaf may go to another participant).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
 #include "access/relscan.h"
+#include "access/sdir.h"
 #include "access/visibilitymap.h"
 #include "storage/bufmgr.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/spccache.h"
 
@@ -74,6 +85,23 @@ _fbt_prefetch_start(IndexScanDesc scan)
 	ps->lastBlock = InvalidBlockNumber;
 	ps->probeEvery = FBT_PREFETCH_PROBE_MIN;
 	ps->probeIn = FBT_PREFETCH_PROBE_MIN;
+	ps->peeked = false;
+	ps->peekBlock = InvalidBlockNumber;
+	ps->peekCount = 0;
+	ps->peekUsed = 0;
+}
+
+/* Whether the scan may read ahead into the sibling of pos (see the top) */
+static inline bool
+_fbt_prefetch_may_peek(IndexScanDesc scan, FbtScanPos pos)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+
+	if (so->arrayMode || scan->parallel_scan != NULL)
+		return false;
+	return ScanDirectionIsForward(pos->dir) ?
+		pos->moreRight && pos->nextPage != P_NONE :
+		pos->moreLeft && pos->prevPage != P_NONE;
 }
 
 /*
@@ -85,9 +113,132 @@ _fbt_prefetch_page(IndexScanDesc scan)
 {
 	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
 
-	so->prefetch.ahead = ScanDirectionIsForward(so->currPos.dir) ?
-		so->currPos.firstItem : so->currPos.lastItem;
-	so->prefetch.pageStart = true;
+	FbtPrefetchState *ps = &so->prefetch;
+	FbtScanPos	pos = &so->currPos;
+	bool		forward = ScanDirectionIsForward(pos->dir);
+
+	ps->ahead = forward ? pos->firstItem : pos->lastItem;
+	ps->pageStart = true;
+
+	/*
+	 * The leaf read ahead: its first matches' blocks are prefetched already
+	 * (if the page has changed since, the prefetches were only wasted).
+	 */
+	if (pos->currPage == ps->peekBlock && ps->peekUsed > 0)
+	{
+		ps->ahead = forward ?
+			Min(pos->firstItem + ps->peekUsed - 1, pos->lastItem) :
+			Max(pos->lastItem - ps->peekUsed + 1, pos->firstItem);
+		ps->pageStart = false;
+	}
+	ps->peeked = false;
+	ps->peekBlock = InvalidBlockNumber;
+	ps->peekCount = 0;
+	ps->peekUsed = 0;
+
+	/*
+	 * A scan whose heap blocks miss shared buffers likely misses on the
+	 * index too: start reading the sibling, for the read ahead or the step
+	 * onto it, whichever comes first.
+	 */
+	if (ps->distance > 0 && pos->firstItem <= pos->lastItem &&
+		_fbt_prefetch_may_peek(scan, pos))
+		(void) PrefetchBuffer(scan->indexRelation, MAIN_FORKNUM,
+							  forward ? pos->nextPage : pos->prevPage);
+}
+
+/*
+ * Read ahead the sibling leaf the scan steps onto next: copy to ps->peek
+ * the heap TIDs of its first matches (in the order the scan will return
+ * them, posting list TIDs one each) until ps->peekCap of them, the end of
+ * the page or a key ends the scan.  The sibling is pinned and share-locked
+ * while it is read, with no other lock held (the scan's current leaf may
+ * stay pinned); both are released before returning.  A page that is not a
+ * live leaf (deleted since, or damaged) or an item that does not pass the
+ * bounds checks ends the read ahead without an error: the scan's own read
+ * of the page reports damage.
+ */
+static void
+_fbt_prefetch_peek(IndexScanDesc scan, FbtPrefetchState *ps, FbtScanPos pos)
+{
+	Relation	rel = scan->indexRelation;
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			natts = IndexRelationGetNumberOfAttributes(rel);
+	bool		forward = ScanDirectionIsForward(pos->dir);
+	BlockNumber blkno = forward ? pos->nextPage : pos->prevPage;
+	Buffer		buf;
+	Page		page;
+	FbtPageOpaque opaque;
+	OffsetNumber minoff;
+	OffsetNumber maxoff;
+	OffsetNumber offnum;
+	int			n = 0;
+
+	if (ps->peekCap < ps->maxDistance)
+	{
+		if (ps->peek != NULL)
+			pfree(ps->peek);
+		ps->peek = MemoryContextAlloc(GetMemoryChunkContext(scan->opaque),
+									  sizeof(ItemPointerData) * ps->maxDistance);
+		ps->peekCap = ps->maxDistance;
+	}
+
+	buf = ReadBuffer(rel, blkno);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	fbt_stats.prefetch_read_ahead++;
+	page = BufferGetPage(buf);
+	if (PageIsNew(page) ||
+		PageGetSpecialSize(page) != MAXALIGN(sizeof(FbtPageOpaqueData)))
+		goto done;
+	opaque = FbtPageGetOpaque(page);
+	if (!P_ISLEAF(opaque) || opaque->fbto_level != 0 || P_IGNORE(opaque))
+		goto done;
+	minoff = P_FIRSTDATAKEY(opaque);
+	maxoff = PageGetMaxOffsetNumber(page);
+	offnum = forward ? minoff : maxoff;
+	while (offnum >= minoff && offnum <= maxoff && n < ps->peekCap)
+	{
+		ItemId		iid = PageGetItemId(page, offnum);
+		IndexTuple	itup;
+		bool		continuescan = true;
+
+		if (scan->ignore_killed_tuples && ItemIdIsDead(iid))
+		{
+			offnum = forward ? OffsetNumberNext(offnum) :
+				OffsetNumberPrev(offnum);
+			continue;
+		}
+		if (!_fbt_itemid_ok(page, iid))
+			break;
+		itup = (IndexTuple) PageGetItem(page, iid);
+		if (FbtTupleIsPivot(itup) || !_fbt_tuple_attrs_ok(desc, itup, natts))
+			break;
+		if (_fbt_checkkeys(scan, itup, natts, pos->dir, 0, &continuescan))
+		{
+			if (FbtTupleIsPosting(itup))
+			{
+				int			np;
+				int			j;
+
+				if (!_fbt_posting_ok(itup))
+					break;
+				np = FbtTupleGetNPosting(itup);
+				for (j = 0; j < np && n < ps->peekCap; j++)
+					ps->peek[n++] =
+						*FbtTupleGetPostingN(itup, forward ? j : np - 1 - j);
+			}
+			else
+				ps->peek[n++] = itup->t_tid;
+		}
+		if (!continuescan)
+			break;
+		offnum = forward ? OffsetNumberNext(offnum) : OffsetNumberPrev(offnum);
+	}
+	ps->peekBlock = blkno;
+done:
+	UnlockReleaseBuffer(buf);
+	ps->peekCount = n;
+	ps->peekUsed = 0;
 }
 
 /* Prefetch the heap block of tid, and adapt the distance to the answer */
@@ -216,6 +367,25 @@ _fbt_prefetch(IndexScanDesc scan)
 			_fbt_prefetch_tid(scan, ps, &pos->items[i].heapTid);
 			ps->ahead = i;
 		}
+	}
+
+	/*
+	 * The distance reaches past the leaf's last match: the sibling's first
+	 * matches make up the rest, read ahead once per leaf.
+	 */
+	if (ps->distance > 0)
+	{
+		int			beyond = ScanDirectionIsForward(pos->dir) ?
+			cur + ps->distance - pos->lastItem :
+			pos->firstItem - (cur - ps->distance);
+
+		if (beyond > 0 && !ps->peeked && _fbt_prefetch_may_peek(scan, pos))
+		{
+			ps->peeked = true;
+			_fbt_prefetch_peek(scan, ps, pos);
+		}
+		while (ps->peekUsed < Min(beyond, ps->peekCount) && ps->enabled)
+			_fbt_prefetch_tid(scan, ps, &ps->peek[ps->peekUsed++]);
 	}
 }
 

@@ -641,6 +641,8 @@ fbtbeginscan(Relation rel, int nkeys, int norderbys)
 	so->prefetch.decided = false;
 	so->prefetch.enabled = false;
 	so->prefetch.vmbuffer = InvalidBuffer;
+	so->prefetch.peekCap = 0;
+	so->prefetch.peek = NULL;
 	/*
 	 * The per-key arrays, in one allocation: a scan is begun and ended per
 	 * statement (point queries, foreign-key checks), where a dozen pallocs
@@ -763,6 +765,8 @@ fbtendscan(IndexScanDesc scan)
 	_fbt_invalidate_mark(so);
 	_fbt_release_scan_pins(&so->pins);
 	_fbt_prefetch_end(scan);
+	if (so->prefetch.peek != NULL)
+		pfree(so->prefetch.peek);
 	if (so->killedItems != NULL)
 		pfree(so->killedItems);
 	if (so->arrayContext != NULL)

@@ -4,8 +4,9 @@
 # about to return (fbtprefetch.c).  On a table whose rows are not in key
 # order and whose heap does not fit in shared buffers, after a restart: a
 # scan of 1,500 rows prefetches most of their blocks, few of them already
-# in shared buffers, and its distance grows; run again warm, it only
-# probes; ORDER BY ... LIMIT 1 prefetches at most one block; an index-only
+# in shared buffers, and its distance grows, reading ahead into the leaves
+# it steps onto (forward and backward); run again warm, it only probes and
+# reads nothing ahead; ORDER BY ... LIMIT 1 prefetches at most one block; an index-only
 # scan of an all-visible heap prefetches none; a bitmap scan and
 # fastbtree.prefetch = off prefetch none.  Every answer equals a btree
 # twin's and the answer with prefetch off, forward and backward.
@@ -43,8 +44,9 @@ ANALYZE h, hb;
 # (prefetch on whatever the suite's settings: CI runs it with every switch off)
 my $scan = q{SET fastbtree.prefetch = on; SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off;};
 
-# run QUERY in one session after SETTINGS and return "answer" and the
-# change of (prefetches, prefetch_hits) and the distance after it
+# run QUERY in one session after SETTINGS and return "answer", the change
+# of (prefetches, prefetch_hits), the distance after it and the change of
+# prefetch_read_ahead
 sub measured
 {
 	my ($settings, $query) = @_;
@@ -52,11 +54,12 @@ sub measured
 $scan $settings
 CREATE TEMP TABLE s0 AS SELECT * FROM fastbtree_stats();
 SELECT md5(string_agg(x::text, ',')) FROM ($query) x;
-SELECT f.prefetches - s0.prefetches, f.prefetch_hits - s0.prefetch_hits, f.prefetch_distance
+SELECT f.prefetches - s0.prefetches, f.prefetch_hits - s0.prefetch_hits, f.prefetch_distance,
+	f.prefetch_read_ahead - s0.prefetch_read_ahead
 FROM fastbtree_stats() f, s0;});
 	my ($answer, $counts) = split /\n/, $out;
-	my ($n, $hits, $dist) = split /\|/, $counts;
-	return ($answer, $n, $hits, $dist);
+	my ($n, $hits, $dist, $ahead) = split /\|/, $counts;
+	return ($answer, $n, $hits, $dist, $ahead);
 }
 
 my $q_fwd = 'SELECT k, length(pad) FROM h WHERE k BETWEEN 20000 AND 21499 ORDER BY k';
@@ -71,35 +74,52 @@ foreach my $q ($q_fwd, $q_bwd)
 
 # cold: shared buffers emptied by a restart
 $node->restart;
-my ($answer, $n, $hits, $dist) = measured('', $q_fwd);
+# (1,500 int4 keys fill four or five leaves: three or more steps)
+my ($answer, $n, $hits, $dist, $ahead) = measured('', $q_fwd);
 is($answer, $want{$q_fwd}, 'cold forward scan: the rows of btree\'s scan, in order');
 cmp_ok($n, '>=', 600, "cold forward scan: $n heap blocks prefetched for 1,500 rows");
 cmp_ok($hits, '<=', $n / 2, "cold forward scan: $hits of them were in shared buffers");
 cmp_ok($dist, '>', 1, "cold forward scan: the distance grew to $dist");
+cmp_ok($ahead, '>=', 3, "cold forward scan: $ahead leaves read ahead");
+cmp_ok($ahead, '<=', 5, "cold forward scan: at most one read ahead per step ($ahead)");
 
 # warm: the same scan again only probes
-($answer, $n, $hits, $dist) = measured('', $q_fwd);
+($answer, $n, $hits, $dist, $ahead) = measured('', $q_fwd);
 is($answer, $want{$q_fwd}, 'warm forward scan: the same rows');
 cmp_ok($n, '<=', 20, "warm forward scan: $n probes for 1,500 rows");
 is($hits, $n, 'warm forward scan: every probe found its block in shared buffers');
 is($dist, '0', 'warm forward scan: the distance fell to 0');
+is($ahead, '0', 'warm forward scan: no leaf read ahead');
 
 # cold, backward
-($answer, $n, $hits, $dist) = measured('', $q_bwd);
+($answer, $n, $hits, $dist, $ahead) = measured('', $q_bwd);
 is($answer, $want{$q_bwd}, 'cold backward scan: the rows of btree\'s scan, in order');
 cmp_ok($n, '>=', 600, "cold backward scan: $n heap blocks prefetched");
+cmp_ok($ahead, '>=', 3, "cold backward scan: $ahead leaves read ahead");
+
+# cold, a range that ends a few rows into a leaf, and a filter on a column
+# that does not end the scan: the read ahead stops where the scan does
+$node->restart;
+my $q_end = 'SELECT k, length(pad) FROM h WHERE k BETWEEN 10000 AND 10999 AND k % 5 <> 0 ORDER BY k';
+(my $q_end_b = $q_end) =~ s/FROM h /FROM hb /;
+($answer, $n, $hits, $dist, $ahead) = measured('', $q_end);
+is($answer, $node->safe_psql('postgres', "$scan SELECT md5(string_agg(x::text, ',')) FROM ($q_end_b) x"),
+	'cold scan with a filter: the rows of btree\'s scan');
+cmp_ok($ahead, '>=', 1, "cold scan with a filter: $ahead leaves read ahead");
 
 # off
 $node->restart;
-($answer, $n) = measured('SET fastbtree.prefetch = off;', $q_fwd);
+($answer, $n, $hits, $dist, $ahead) = measured('SET fastbtree.prefetch = off;', $q_fwd);
 is($answer, $want{$q_fwd}, 'prefetch off: the same rows');
 is($n, '0', 'prefetch off: nothing prefetched');
+is($ahead, '0', 'prefetch off: no leaf read ahead');
 
 # LIMIT 1, cold
 $node->restart;
-($answer, $n) = measured('', 'SELECT k FROM h WHERE k > 30000 ORDER BY k LIMIT 1');
+($answer, $n, $hits, $dist, $ahead) = measured('', 'SELECT k FROM h WHERE k > 30000 ORDER BY k LIMIT 1');
 is($answer, $node->safe_psql('postgres', q{SELECT md5('(30001)')}), 'LIMIT 1: the first row');
 cmp_ok($n, '<=', 1, "LIMIT 1: $n block prefetched");
+is($ahead, '0', 'LIMIT 1: no leaf read ahead');
 
 # a bitmap scan prefetches for itself
 ($answer, $n) = measured('SET enable_indexscan = off; SET enable_bitmapscan = on;',
