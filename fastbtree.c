@@ -130,6 +130,14 @@ _PG_init(void)
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
+	DefineCustomBoolVariable("fastbtree.prefetch_read_ahead",
+							 "Prefetching index scans read the next leaf ahead when the prefetch distance reaches past the current one.",
+							 "Off (the default): the heap blocks of a leaf's matches are prefetched once the scan has read the leaf.  Measured slower on the project's test machine (README.md, \"Heap prefetch\").",
+							 &fbt_prefetch_read_ahead,
+							 false,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
 	DefineCustomBoolVariable("fastbtree.skip_scan",
 							 "Skip scan and array advancement: scans with = ANY(array) keys run in one pass along the leaves, and skip over the values of a column without an equality key that comes before a column with one.",
 							 "Off: one descent per = ANY element combination, and a column without an equality key bounds the range read, later keys being tested on each tuple (PostgreSQL 15's btree).  Takes effect at the next rescan.",

@@ -1321,6 +1321,7 @@ extern Relation _fbt_open_index(Oid relid);
 
 /* fbtprefetch.c */
 extern bool fbt_prefetch;
+extern bool fbt_prefetch_read_ahead;
 extern void _fbt_prefetch_start(IndexScanDesc scan);
 extern void _fbt_prefetch_page(IndexScanDesc scan);
 extern void _fbt_prefetch(IndexScanDesc scan);

@@ -28,8 +28,10 @@
  * set bit counts as a hit.  Bitmap scans (the bitmap heap scan prefetches for
  * itself) and scans without a heap relation prefetch nothing.
  *
- * When the distance reaches past the current leaf's last match and the scan
- * goes on to the sibling leaf, the sibling is read ahead: pinned and share-
+ * With fastbtree.prefetch_read_ahead on (off by default: it measured slower
+ * on the storage of the machine it was written on, README.md), when the
+ * distance reaches past the current leaf's last match and the scan goes on
+ * to the sibling leaf, the sibling is read ahead: pinned and share-
  * locked for a moment (nothing else locked meanwhile), the heap TIDs of its
  * first matches copied, the lock and pin released, and those TIDs prefetched
  * as the distance comes to them (_fbt_prefetch_peek).  The scan reads the
@@ -60,6 +62,8 @@
 
 /* fastbtree.prefetch (fastbtree.c) */
 bool		fbt_prefetch = true;
+/* fastbtree.prefetch_read_ahead (fastbtree.c) */
+bool		fbt_prefetch_read_ahead = false;
 
 /*
  * _fbt_prefetch_start() -- set up scan's prefetch at a rescan: none for a
@@ -91,13 +95,16 @@ _fbt_prefetch_start(IndexScanDesc scan)
 	ps->peekUsed = 0;
 }
 
-/* Whether the scan may read ahead into the sibling of pos (see the top) */
+/*
+ * Whether the scan may read ahead into the sibling of pos (see the top):
+ * fastbtree.prefetch_read_ahead on, and the scan goes on there
+ */
 static inline bool
 _fbt_prefetch_may_peek(IndexScanDesc scan, FbtScanPos pos)
 {
 	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
 
-	if (so->arrayMode || scan->parallel_scan != NULL)
+	if (!fbt_prefetch_read_ahead || so->arrayMode || scan->parallel_scan != NULL)
 		return false;
 	return ScanDirectionIsForward(pos->dir) ?
 		pos->moreRight && pos->nextPage != P_NONE :

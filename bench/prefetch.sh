@@ -40,6 +40,7 @@ SAVE=no
 COMMAND_LINE="bash bench/prefetch.sh${*:+ $*}"
 SHARED_BUFFERS=128MB
 SIZES=(100 1000 10000)
+FBT_SET=""
 
 usage()
 {
@@ -52,6 +53,8 @@ usage()
 	Options:
 	  --rows N          rows of each table (default $ROWS, about 240 bytes each)
 	  --pairs N         cold pairs per scan size (default $PAIRS; warm: 3 times as many)
+	  --fbt-set "NAME=VALUE ..."  settings for $FBT_AM's queries only, e.g.
+	                    "fastbtree.prefetch_read_ahead=on" or "fastbtree.prefetch=off"
 	  --save            write the report to the results directory
 	  --results-dir DIR where --save writes; default bench/results
 	  --pg N            PostgreSQL major: 15 (Debian's, the default) or a build of
@@ -67,13 +70,14 @@ parse_args()
 {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-			--rows|--pairs|--results-dir|--pg)
+			--rows|--pairs|--results-dir|--pg|--fbt-set)
 				[ $# -ge 2 ] || die "$1 needs a value (see --help)"
 				set -- "$1=$2" "${@:3}"
 				continue
 				;;
 			--rows=*) ROWS=${1#*=} ;;
 			--pairs=*) PAIRS=${1#*=} ;;
+			--fbt-set=*) FBT_SET=${1#*=} ;;
 			--save) SAVE=yes ;;
 			*) common_option "$1" ;;
 		esac
@@ -99,11 +103,18 @@ timed_query()
 {
 	local am=$1 n=$2 low=$3 warm=${4:-} t q out ms first=
 
+	local sets=() kv
 	if [ "$am" = btree ]; then t=pf_bt; else t=pf_fbt; fi
+	if [ "$am" != btree ]; then
+		for kv in $FBT_SET; do
+			[[ $kv == fastbtree.*=* ]] || die "--fbt-set takes fastbtree.NAME=VALUE, got '$kv'"
+			sets+=("SET ${kv%%=*} = '${kv#*=}';")
+		done
+	fi
 	q="SELECT sum(length(pad)) FROM $t WHERE k BETWEEN $low AND $((low + n - 1))"
 	local timed=("$q;")
 	[ -z "$warm" ] || { first="$q;"; timed=("$q;" "$q;" "$q;" "$q;" "$q;"); }
-	out=$(printf '%s\n' 'SET enable_seqscan = off;' 'SET enable_bitmapscan = off;' \
+	out=$(printf '%s\n' 'SET enable_seqscan = off;' 'SET enable_bitmapscan = off;' ${sets[@]+"${sets[@]}"} \
 		"EXPLAIN $q;" "$first" '\timing on' "${timed[@]}" | as_user psql -X -q -A -t -v ON_ERROR_STOP=1 2>&1) ||
 		{ echo "$out" >&2; die "query failed: $q"; }
 	grep -q "Index Scan using ${t}_k" <<<"$out" ||
@@ -216,6 +227,7 @@ main()
 		echo "- $(as_user postgres --version); fastbtree source $(source_revision)"
 		echo "- $ROWS rows per table (about 240 bytes each), inserted in random key order; \`SELECT sum(length(pad)) ... WHERE k BETWEEN :low AND :low + N - 1\`, plain index scan"
 		echo "- cold: server restarted, shared buffers filled with another table (pg_prewarm) and page cache dropped before each query, $PAIRS pairs; warm: the query run once, then timed five times in the same session (their median), $((PAIRS * 3)) pairs"
+		[ -z "$FBT_SET" ] || echo "- $FBT_AM's queries run after: $FBT_SET"
 		echo "- shared_buffers = $SHARED_BUFFERS, effective_io_concurrency = 64; times in ms are medians; ratio = btree / $FBT_AM (above 1: $FBT_AM faster), of the median pair, min–max over the pairs"
 		echo
 		echo "| cache | rows | btree ms | $FBT_AM ms | ratio | min–max |"

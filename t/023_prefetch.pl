@@ -5,8 +5,9 @@
 # order and whose heap does not fit in shared buffers, after a restart: a
 # scan of 1,500 rows prefetches most of their blocks, few of them already
 # in shared buffers, and its distance grows, reading ahead into the leaves
-# it steps onto (forward and backward); run again warm, it only probes and
-# reads nothing ahead; ORDER BY ... LIMIT 1 prefetches at most one block; an index-only
+# it steps onto (forward and backward) with fastbtree.prefetch_read_ahead
+# on, and not with it off; run again warm, it only probes and reads nothing
+# ahead; ORDER BY ... LIMIT 1 prefetches at most one block; an index-only
 # scan of an all-visible heap prefetches none; a bitmap scan and
 # fastbtree.prefetch = off prefetch none.  Every answer equals a btree
 # twin's and the answer with prefetch off, forward and backward.
@@ -42,7 +43,7 @@ ANALYZE h, hb;
 });
 
 # (prefetch on whatever the suite's settings: CI runs it with every switch off)
-my $scan = q{SET fastbtree.prefetch = on; SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off;};
+my $scan = q{SET fastbtree.prefetch = on; SET fastbtree.prefetch_read_ahead = on; SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off;};
 
 # run QUERY in one session after SETTINGS and return "answer", the change
 # of (prefetches, prefetch_hits), the distance after it and the change of
@@ -96,6 +97,13 @@ is($ahead, '0', 'warm forward scan: no leaf read ahead');
 is($answer, $want{$q_bwd}, 'cold backward scan: the rows of btree\'s scan, in order');
 cmp_ok($n, '>=', 600, "cold backward scan: $n heap blocks prefetched");
 cmp_ok($ahead, '>=', 3, "cold backward scan: $ahead leaves read ahead");
+
+# cold, read ahead off (the default): the same rows, no leaf read ahead
+$node->restart;
+($answer, $n, $hits, $dist, $ahead) = measured('SET fastbtree.prefetch_read_ahead = off;', $q_fwd);
+is($answer, $want{$q_fwd}, 'cold forward scan without read ahead: the same rows');
+cmp_ok($n, '>=', 600, "cold forward scan without read ahead: $n heap blocks prefetched");
+is($ahead, '0', 'cold forward scan without read ahead: no leaf read ahead');
 
 # cold, a range that ends a few rows into a leaf, and a filter on a column
 # that does not end the scan: the read ahead stops where the scan does
