@@ -155,6 +155,14 @@ _PG_init(void)
 							 0,
 							 NULL, NULL, NULL);
 #ifdef USE_ASSERT_CHECKING
+	DefineCustomIntVariable("fastbtree.debug_prefetch_cached_us",
+							"Testing only: a heap prefetch that misses shared buffers and takes less than this many microseconds counts as a hit (the block was in the kernel's page cache).",
+							"0 counts every miss as a read.  Exists only in builds with assertions.",
+							&fbt_debug_prefetch_cached_us,
+							4, 0, INT_MAX,
+							PGC_SUSET,
+							0,
+							NULL, NULL, NULL);
 	DefineCustomIntVariable("fastbtree.debug_stall_lock",
 							"Testing only: optimistic readers take and release this advisory lock between their two version reads.",
 							"0 (the default) disables the stall.  Exists only in builds with assertions.",

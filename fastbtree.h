@@ -1322,6 +1322,9 @@ extern Relation _fbt_open_index(Oid relid);
 /* fbtprefetch.c */
 extern bool fbt_prefetch;
 extern bool fbt_prefetch_read_ahead;
+#ifdef USE_ASSERT_CHECKING
+extern int	fbt_debug_prefetch_cached_us;
+#endif
 extern void _fbt_prefetch_start(IndexScanDesc scan);
 extern void _fbt_prefetch_page(IndexScanDesc scan);
 extern void _fbt_prefetch(IndexScanDesc scan);

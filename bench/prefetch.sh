@@ -4,7 +4,8 @@
 #	Heap prefetch (issue 30): index scans of 100, 1,000 and 10,000 rows
 #	whose heap tuples are not in key order, btree against fastbtree, cold
 #	(the server restarted and the kernel's page cache dropped before every
-#	query) and warm (the same query again, its blocks in shared buffers).
+#	query), in the page cache only (restarted, the tables read into the
+#	page cache) and warm (the same query again, its blocks in shared buffers).
 #
 # Run as root after scripts/install-deps.sh: dropping the page cache
 # (/proc/sys/vm/drop_caches) needs root; without it the script says so and
@@ -62,7 +63,7 @@ usage()
 	  --keep            keep the cluster (running) and its work directory
 	  --help            show this help
 
-	Takes about 4 minutes with the defaults on 2 cores.
+	Takes about 5 minutes with the defaults on 2 cores.
 	EOF
 }
 
@@ -127,11 +128,14 @@ timed_query()
 
 declare -A MS=()
 
-# run_cold: PAIRS pairs per size, each query after a restart and a dropped
-# page cache
+# run_cold KIND: PAIRS pairs per size, each query after a restart and
+# shared buffers filled with another table; KIND cold: the page cache
+# dropped too; KIND pagecache: both tables read into the page cache
+# (pg_prewarm's read mode: not into shared buffers), the state of a table
+# larger than shared buffers on a server with memory to spare
 run_cold()
 {
-	local n p am first low ms i=0 total=$((${#SIZES[@]} * PAIRS * 2))
+	local kind=$1 n p am first low ms i=0 total=$((${#SIZES[@]} * PAIRS * 2))
 
 	for n in "${SIZES[@]}"; do
 		for p in $(seq 1 "$PAIRS"); do
@@ -148,11 +152,16 @@ run_cold()
 				# buffer it first uses), none holding the tables measured
 				psql_q "SELECT pg_prewarm('pf_filler')" >/dev/null ||
 					die "pg_prewarm of pf_filler failed"
-				drop_caches
+				if [ "$kind" = cold ]; then
+					drop_caches
+				else
+					psql_q "SELECT pg_prewarm(c, 'read') FROM unnest(ARRAY['pf_bt', 'pf_bt_k', 'pf_fbt', 'pf_fbt_k']) c" >/dev/null ||
+						die "pg_prewarm (read) of the tables failed"
+				fi
 				ms=$(timed_query "$am" "$n" "$low")
-				MS[cold:$n:$p:$am]=$ms
-				printf '%s: [%2d/%d] cold %5d rows pair %d/%d %-9s %10.1f ms\n' \
-					"$LOG_TAG" "$i" "$total" "$n" "$p" "$PAIRS" "$am" "$ms"
+				MS[$kind:$n:$p:$am]=$ms
+				printf '%s: [%2d/%d] %-9s %5d rows pair %d/%d %-9s %10.1f ms\n' \
+					"$LOG_TAG" "$i" "$total" "$kind" "$n" "$p" "$PAIRS" "$am" "$ms"
 			done
 		done
 	done
@@ -217,7 +226,8 @@ main()
 		"CREATE TABLE pf_filler AS SELECT repeat('f', 1000) AS f FROM generate_series(1, 150000)" \
 		"CHECKPOINT" >/dev/null ||
 		die "loading the tables failed"
-	run_cold
+	run_cold cold
+	run_cold pagecache
 	run_warm
 	md="$WORK/prefetch.md"
 	{
@@ -226,13 +236,14 @@ main()
 		echo "- $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname -s); command: \`$COMMAND_LINE\`"
 		echo "- $(as_user postgres --version); fastbtree source $(source_revision)"
 		echo "- $ROWS rows per table (about 240 bytes each), inserted in random key order; \`SELECT sum(length(pad)) ... WHERE k BETWEEN :low AND :low + N - 1\`, plain index scan"
-		echo "- cold: server restarted, shared buffers filled with another table (pg_prewarm) and page cache dropped before each query, $PAIRS pairs; warm: the query run once, then timed five times in the same session (their median), $((PAIRS * 3)) pairs"
+		echo "- cold: server restarted, shared buffers filled with another table (pg_prewarm) and page cache dropped before each query, $PAIRS pairs; pagecache: the same but both tables read into the page cache (pg_prewarm, read mode) instead of dropping it; warm: the query run once, then timed five times in the same session (their median), $((PAIRS * 3)) pairs"
 		[ -z "$FBT_SET" ] || echo "- $FBT_AM's queries run after: $FBT_SET"
 		echo "- shared_buffers = $SHARED_BUFFERS, effective_io_concurrency = 64; times in ms are medians; ratio = btree / $FBT_AM (above 1: $FBT_AM faster), of the median pair, min–max over the pairs"
 		echo
 		echo "| cache | rows | btree ms | $FBT_AM ms | ratio | min–max |"
 		echo "|---|--:|--:|--:|--:|--:|"
 		for n in "${SIZES[@]}"; do report_row cold "$n" "$PAIRS"; done
+		for n in "${SIZES[@]}"; do report_row pagecache "$n" "$PAIRS"; done
 		for n in "${SIZES[@]}"; do report_row warm "$n" $((PAIRS * 3)); done
 		echo
 		total_time "$started"

@@ -4,7 +4,7 @@
 # about to return (fbtprefetch.c).  On a table whose rows are not in key
 # order and whose heap does not fit in shared buffers, after a restart: a
 # scan of 1,500 rows prefetches most of their blocks, few of them already
-# in shared buffers, and its distance grows, reading ahead into the leaves
+# in shared buffers (or, taken as such, in the page cache: not here), and its distance grows, reading ahead into the leaves
 # it steps onto (forward and backward) with fastbtree.prefetch_read_ahead
 # on, and not with it off; run again warm, it only probes and reads nothing
 # ahead; ORDER BY ... LIMIT 1 prefetches at most one block; an index-only
@@ -43,7 +43,9 @@ ANALYZE h, hb;
 });
 
 # (prefetch on whatever the suite's settings: CI runs it with every switch off)
-my $scan = q{SET fastbtree.prefetch = on; SET fastbtree.prefetch_read_ahead = on; SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off;};
+# (a test cannot empty the kernel's page cache: debug_prefetch_cached_us = 0
+# counts every prefetch that misses shared buffers as a read)
+my $scan = q{SET fastbtree.prefetch = on; SET fastbtree.prefetch_read_ahead = on; SET fastbtree.debug_prefetch_cached_us = 0; SET enable_seqscan = off; SET enable_bitmapscan = off; SET enable_indexonlyscan = off;};
 
 # run QUERY in one session after SETTINGS and return "answer", the change
 # of (prefetches, prefetch_hits), the distance after it and the change of
@@ -97,6 +99,16 @@ is($ahead, '0', 'warm forward scan: no leaf read ahead');
 is($answer, $want{$q_bwd}, 'cold backward scan: the rows of btree\'s scan, in order');
 cmp_ok($n, '>=', 600, "cold backward scan: $n heap blocks prefetched");
 cmp_ok($ahead, '>=', 3, "cold backward scan: $ahead leaves read ahead");
+
+# shared buffers empty, the blocks in the page cache (every prefetch that
+# misses shared buffers taken as found there): the distance stays at 0 and
+# the scan only probes, nothing to overlap
+$node->restart;
+($answer, $n, $hits, $dist, $ahead) = measured('SET fastbtree.debug_prefetch_cached_us = 1000000;', $q_fwd);
+is($answer, $want{$q_fwd}, 'page-cache scan: the same rows');
+cmp_ok($n, '<=', 20, "page-cache scan: $n probes for 1,500 rows");
+is($dist, '0', 'page-cache scan: the distance stayed at 0');
+is($ahead, '0', 'page-cache scan: no leaf read ahead');
 
 # cold, read ahead off (the default): the same rows, no leaf read ahead
 $node->restart;
