@@ -878,6 +878,7 @@ typedef struct FbtPrefetchState
 	/* read-ahead into the sibling leaf the scan steps onto next */
 	bool		peeked;			/* the sibling of currPos has been read */
 	BlockNumber peekBlock;		/* that sibling, or InvalidBlockNumber */
+	XLogRecPtr	peekLsn;		/* its LSN when read ahead */
 	int			peekCount;		/* heap TIDs of its first matches in peek */
 	int			peekUsed;		/* ... of which prefetched */
 	int			peekCap;		/* room in peek (maxDistance), 0: none yet */
@@ -1327,6 +1328,7 @@ extern int	fbt_debug_prefetch_cached_us;
 #endif
 extern void _fbt_prefetch_start(IndexScanDesc scan);
 extern void _fbt_prefetch_page(IndexScanDesc scan);
+extern void _fbt_prefetch_restored(IndexScanDesc scan);
 extern void _fbt_prefetch(IndexScanDesc scan);
 extern void _fbt_prefetch_end(IndexScanDesc scan);
 

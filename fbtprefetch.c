@@ -69,7 +69,10 @@
  * that queued a read).  Such a block counts as a hit: there is no read to
  * overlap, and each further advice would cost a system call per row for
  * nothing (a scan whose heap misses shared buffers but sits in the page
- * cache ran 15% slower than btree's without this).  Assertion builds can
+ * cache ran 15% slower than btree's without this).  On storage where
+ * queuing a read takes less than that, misses count as hits too and a cold
+ * scan prefetches less (btree's behaviour, not worse).  prefetch_hits
+ * counts shared-buffer hits only.  Assertion builds can
  * change it (fastbtree.debug_prefetch_cached_us) for the tests, which
  * cannot empty the page cache: 0 counts every miss as a read.
  */
@@ -149,10 +152,12 @@ _fbt_prefetch_page(IndexScanDesc scan)
 	ps->pageStart = true;
 
 	/*
-	 * The leaf read ahead: its first matches' blocks are prefetched already
-	 * (if the page has changed since, the prefetches were only wasted).
+	 * The leaf read ahead, unchanged since (same LSN): its first matches'
+	 * blocks are prefetched already.  (Changed, its matches are prefetched
+	 * afresh; a prefetch of the read ahead was at worst wasted.)
 	 */
-	if (pos->currPage == ps->peekBlock && ps->peekUsed > 0)
+	if (pos->currPage == ps->peekBlock && pos->lsn == ps->peekLsn &&
+		ps->peekUsed > 0)
 	{
 		ps->ahead = forward ?
 			Min(pos->firstItem + ps->peekUsed - 1, pos->lastItem) :
@@ -176,6 +181,23 @@ _fbt_prefetch_page(IndexScanDesc scan)
 }
 
 /*
+ * _fbt_prefetch_restored() -- so->currPos was replaced by a marked
+ * position (fbtrestrpos): prefetching goes on from its current item, and
+ * forgets a read ahead made from the position left.
+ */
+void
+_fbt_prefetch_restored(IndexScanDesc scan)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+	FbtPrefetchState *ps = &so->prefetch;
+
+	ps->peekBlock = InvalidBlockNumber;
+	ps->peekUsed = 0;
+	_fbt_prefetch_page(scan);
+	ps->ahead = so->currPos.itemIndex;
+}
+
+/*
  * Read ahead the sibling leaf the scan steps onto next: copy to ps->peek
  * the heap TIDs of its first matches (in the order the scan will return
  * them, posting list TIDs one each) until ps->peekCap of them, the end of
@@ -184,7 +206,9 @@ _fbt_prefetch_page(IndexScanDesc scan)
  * stay pinned); both are released before returning.  A page that is not a
  * live leaf (deleted since, or damaged) or an item that does not pass the
  * bounds checks ends the read ahead without an error: the scan's own read
- * of the page reports damage.
+ * of the page reports damage.  Errors: ReadBuffer()'s (a read or checksum
+ * failure of the sibling, which the scan would read next) and the keys'
+ * comparison functions'.  Nothing when maxDistance is not known yet.
  */
 static void
 _fbt_prefetch_peek(IndexScanDesc scan, FbtPrefetchState *ps, FbtScanPos pos)
@@ -202,6 +226,8 @@ _fbt_prefetch_peek(IndexScanDesc scan, FbtPrefetchState *ps, FbtScanPos pos)
 	OffsetNumber offnum;
 	int			n = 0;
 
+	if (ps->maxDistance <= 0)
+		return;					/* (not looked up yet: nothing to copy) */
 	if (ps->peekCap < ps->maxDistance)
 	{
 		if (ps->peek != NULL)
@@ -252,8 +278,7 @@ _fbt_prefetch_peek(IndexScanDesc scan, FbtPrefetchState *ps, FbtScanPos pos)
 					break;
 				np = FbtTupleGetNPosting(itup);
 				for (j = 0; j < np && n < ps->peekCap; j++)
-					ps->peek[n++] =
-						*FbtTupleGetPostingN(itup, forward ? j : np - 1 - j);
+					ps->peek[n++] = *FbtTupleGetPostingN(itup, j);
 			}
 			else
 				ps->peek[n++] = itup->t_tid;
@@ -263,6 +288,7 @@ _fbt_prefetch_peek(IndexScanDesc scan, FbtPrefetchState *ps, FbtScanPos pos)
 		offnum = forward ? OffsetNumberNext(offnum) : OffsetNumberPrev(offnum);
 	}
 	ps->peekBlock = blkno;
+	ps->peekLsn = BufferGetLSNAtomic(buf);
 done:
 	UnlockReleaseBuffer(buf);
 	ps->peekCount = n;

@@ -2199,5 +2199,7 @@ fbtrestrpos(IndexScanDesc scan)
 		if (so->currTuples)
 			memcpy(so->currTuples, so->markTuples,
 				   so->markPos->nextTupleOffset);
+		if (so->prefetch.enabled)
+			_fbt_prefetch_restored(scan);
 	}
 }
