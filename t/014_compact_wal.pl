@@ -145,7 +145,7 @@ sub first_description
 	return $primary->safe_psql(
 		'postgres', qq{
 SELECT description FROM pg_get_wal_records_info('$start', '$end')
-WHERE record_type IN ($in) $cond LIMIT 1});
+WHERE resource_manager = 'fastbtree' AND record_type IN ($in) $cond LIMIT 1});
 }
 like(first_description('INSERT_POST', ''),
 	qr/^off: \d+, postingoff: \d+$/, 'rm_desc describes INSERT_POST');
