@@ -128,11 +128,23 @@ _fbt_prefetch_may_peek(IndexScanDesc scan, FbtScanPos pos)
 {
 	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
 
+	BlockNumber blkno;
+
 	if (!fbt_prefetch_read_ahead || so->arrayMode || scan->parallel_scan != NULL)
 		return false;
-	return ScanDirectionIsForward(pos->dir) ?
-		pos->moreRight && pos->nextPage != P_NONE :
-		pos->moreLeft && pos->prevPage != P_NONE;
+	if (ScanDirectionIsForward(pos->dir) ? !pos->moreRight : !pos->moreLeft)
+		return false;
+	blkno = ScanDirectionIsForward(pos->dir) ? pos->nextPage : pos->prevPage;
+
+	/*
+	 * A damaged link is the scan's own step to report (ERRCODE_INDEX_
+	 * CORRUPTED): neither ReadBuffer() nor PrefetchBuffer() may see
+	 * InvalidBlockNumber or a block past the end (each raises its own error,
+	 * and ReadBuffer() would extend the index on P_NEW).  One size lookup
+	 * per leaf, in scans that miss the cache only.
+	 */
+	return blkno != P_NONE && blkno != InvalidBlockNumber &&
+		blkno < RelationGetNumberOfBlocks(scan->indexRelation);
 }
 
 /*
