@@ -69,10 +69,10 @@
  * that queued a read).  Such a block counts as a hit: there is no read to
  * overlap, and each further advice would cost a system call per row for
  * nothing (a 1,000-row scan of a heap in the page cache but not in shared
- * buffers advised 526 blocks, one per row that missed; with this, 55).  On storage where
- * queuing a read takes less than that, misses count as hits too and a cold
- * scan prefetches less (btree's behaviour, not worse).  prefetch_hits
- * counts shared-buffer hits only.  Assertion builds can
+ * buffers advised 526 blocks, one per row that missed; with this, 55).  On
+ * storage where queuing a read takes less than that, misses count as hits
+ * too and a cold scan prefetches less (btree's behaviour, not worse).
+ * prefetch_hits counts shared-buffer hits only.  Assertion builds can
  * change it (fastbtree.debug_prefetch_cached_us) for the tests, which
  * cannot empty the page cache: 0 counts every miss as a read.
  */
@@ -127,7 +127,6 @@ static inline bool
 _fbt_prefetch_may_peek(IndexScanDesc scan, FbtScanPos pos)
 {
 	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
-
 	BlockNumber blkno;
 
 	if (!fbt_prefetch_read_ahead || so->arrayMode || scan->parallel_scan != NULL)
@@ -204,7 +203,6 @@ _fbt_prefetch_restored(IndexScanDesc scan)
 	FbtPrefetchState *ps = &so->prefetch;
 
 	ps->peekBlock = InvalidBlockNumber;
-	ps->peekUsed = 0;
 	_fbt_prefetch_page(scan);
 	ps->ahead = so->currPos.itemIndex;
 }
@@ -304,7 +302,6 @@ _fbt_prefetch_peek(IndexScanDesc scan, FbtPrefetchState *ps, FbtScanPos pos)
 done:
 	UnlockReleaseBuffer(buf);
 	ps->peekCount = n;
-	ps->peekUsed = 0;
 }
 
 /* Prefetch the heap block of tid, and adapt the distance to the answer */
@@ -455,10 +452,12 @@ _fbt_prefetch(IndexScanDesc scan)
 			cur + ps->distance - pos->lastItem :
 			pos->firstItem - (cur - ps->distance);
 
-		if (beyond > 0 && !ps->peeked && _fbt_prefetch_may_peek(scan, pos))
+		if (beyond > 0 && !ps->peeked)
 		{
+			/* (decided once per leaf, whether it reads ahead or not) */
 			ps->peeked = true;
-			_fbt_prefetch_peek(scan, ps, pos);
+			if (_fbt_prefetch_may_peek(scan, pos))
+				_fbt_prefetch_peek(scan, ps, pos);
 		}
 		while (ps->peekUsed < Min(beyond, ps->peekCount) && ps->enabled)
 			_fbt_prefetch_tid(scan, ps, &ps->peek[ps->peekUsed++]);
