@@ -28,7 +28,7 @@ OBJS = \
 EXTENSION = fastbtree
 DATA = fastbtree--1.0.sql fastbtree--1.0--1.1.sql fastbtree--1.1--1.2.sql \
 	fastbtree--1.2--1.3.sql fastbtree--1.3--1.4.sql fastbtree--1.4--1.5.sql \
-	fastbtree--1.5--1.6.sql
+	fastbtree--1.5--1.6.sql fastbtree--1.6--1.7.sql
 PGFILEDESC = "fastbtree - B-tree index access method with a faster search path"
 
 # Every sql/NAME.sql is a pg_regress test with expected/NAME.out.

@@ -173,9 +173,9 @@ _PG_init(void)
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("fastbtree.debug_stall_level",
 							"Testing only: the tree level whose pages fastbtree.debug_stall_lock stalls on.",
-							NULL,
+							"Level 0 stalls a scan on a leaf it pinned through a leaf hint, before locking it.",
 							&fbt_debug_stall_level,
-							1, 1, INT_MAX,
+							1, 0, INT_MAX,
 							PGC_SUSET,
 							0,
 							NULL, NULL, NULL);

@@ -310,10 +310,27 @@ typedef struct FbtBufferHint
 /* one use of a hint in this many pins through ReadBuffer() (fbtpage.c) */
 #define FBT_HINT_REFRESH	16
 
+/*
+ * Leaf hints (README.design, "Pins"): block -> Buffer for leaves, slot =
+ * block & (nleafhints - 1), used only by scans whose leaf pin is dropped
+ * after reading (_fbt_search() with leafapin), which pin a hinted leaf
+ * atomically.  Sized when the cache is built, from pg_class.relpages: the
+ * next power of two, at most FBT_MAX_LEAF_HINTS (8 bytes each).
+ */
+#define FBT_MAX_LEAF_HINTS	4096
+
+typedef struct FbtLeafHint
+{
+	BlockNumber blkno;			/* InvalidBlockNumber: empty slot */
+	Buffer		buf;
+} FbtLeafHint;
+
 typedef struct FbtAmCache
 {
 	FbtMetaPageData meta;
 	FbtBufferHint hints[FBT_NHINTS];
+	uint32		nleafhints;		/* 0 or a power of two */
+	FbtLeafHint leafhints[FLEXIBLE_ARRAY_MEMBER];
 } FbtAmCache;
 
 /*
@@ -357,6 +374,8 @@ typedef struct FbtStats
 	uint64		versions_healed;	/* odd versions left by recovery made
 									 * even */
 	uint64		recent_hits;	/* pins through a recent-buffer hint */
+	uint64		leaf_hint_hits;	/* leaves pinned atomically by hint */
+	uint64		leaf_hint_misses;	/* leaf hints found stale */
 	uint64		recent_misses;	/* hinted blocks whose hint was stale */
 	uint64		scan_pin_reuses;	/* internal pages found in a scan's pins */
 	uint64		scan_pins_taken;	/* pins kept for a scan's lifetime */
@@ -1014,6 +1033,8 @@ typedef struct FbtScanOpaqueData
 	int		   *killedItems;	/* indexes into currPos.items[] */
 	int			numKilled;
 
+	/* the backend's kept scan state (fbtbeginscan), not palloc'd */
+	bool		kept;
 	/* check every attribute's bounds in leaf items read (fbtrescan) */
 	bool		checkTuples;
 	bool		hasVarlenAtts;	/* the index has varlena or cstring columns */
@@ -1296,9 +1317,11 @@ _fbt_apply_clear_incomplete_split(Page page)
 }
 
 /* fbtsearch.c */
+extern void _fbt_scan_cache_reset(void);
+extern Buffer _fbt_pinleaf(Relation rel, BlockNumber blkno, int *apin);
 extern FbtStack _fbt_search(Relation rel, FbtScanInsert key, Buffer *bufP,
 							int access, OffsetNumber *leafoffP,
-							FbtScanPins *pins);
+							FbtScanPins *pins, int *leafapin);
 extern Buffer _fbt_get_endpoint(Relation rel, uint32 level, bool rightmost,
 								FbtScanPins *pins);
 extern void _fbt_freestack(FbtStack stack);
@@ -1423,6 +1446,7 @@ extern int	fbt_atomic_pin(Relation rel, BlockNumber blkno, Buffer buf);
 extern void fbt_atomic_unpin(int slot, Buffer buf);
 extern void fbt_atomic_lockbuf(Buffer buf, int mode);
 extern BlockNumber FbtBufferGetBlockNumber(Buffer buf);
+extern XLogRecPtr FbtBufferGetLSNAtomic(Buffer buf);
 
 /*
  * _fbt_lockpin() -- LockBuffer(buf, mode) for a page pinned either way:

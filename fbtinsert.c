@@ -210,7 +210,7 @@ fbtinsert(Relation rel, Datum *values, bool *isnull, ItemPointer ht_ctid,
 		if (BufferIsValid(buf))
 			stack = NULL;
 		else
-			stack = _fbt_search(rel, key, &buf, FBT_WRITE, NULL, NULL);
+			stack = _fbt_search(rel, key, &buf, FBT_WRITE, NULL, NULL, NULL);
 
 		if (checkingunique)
 		{

@@ -324,7 +324,7 @@ PG_FUNCTION_INFO_V1(fastbtree_stats);
  * fastbtree_stats() returns one row of int8 counters of this backend's
  * descents and heap prefetches since it started (FbtStats in fastbtree.h;
  * the column comments in fastbtree--1.0--1.1.sql, fastbtree--1.3--1.4.sql
- * and fastbtree--1.5--1.6.sql say what each counts).  Takes no locks; the
+ * fastbtree--1.5--1.6.sql and fastbtree--1.6--1.7.sql say what each counts).  Takes no locks; the
  * counters are backend-local and never reset, so callers compare two
  * calls.
  */
@@ -332,16 +332,19 @@ Datum
 fastbtree_stats(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[17];
-	bool		nulls[17] = {0};
+	Datum		values[19];
+	bool		nulls[19] = {0};
 	int			i = 0;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	/* 13 columns until extension version 1.3, 16 in 1.4 and 1.5, 17 since */
+	/*
+	 * 13 columns until extension version 1.3, 16 in 1.4 and 1.5, 17 in 1.6,
+	 * 19 since
+	 */
 	if (tupdesc->natts != 13 && tupdesc->natts != 16 &&
-		tupdesc->natts != lengthof(values))
-		elog(ERROR, "fastbtree_stats() is declared with %d columns, the library returns 13, 16 or %d",
+		tupdesc->natts != 17 && tupdesc->natts != lengthof(values))
+		elog(ERROR, "fastbtree_stats() is declared with %d columns, the library returns 13, 16, 17 or %d",
 			 tupdesc->natts, (int) lengthof(values));
 	values[i++] = Int64GetDatum((int64) fbt_stats.descents);
 	values[i++] = Int64GetDatum((int64) fbt_stats.opt_validated);
@@ -360,8 +363,10 @@ fastbtree_stats(PG_FUNCTION_ARGS)
 	values[i++] = Int64GetDatum((int64) fbt_stats.prefetch_hits);
 	values[i++] = Int64GetDatum((int64) fbt_stats.prefetch_distance);
 	values[i++] = Int64GetDatum((int64) fbt_stats.prefetch_read_ahead);
+	values[i++] = Int64GetDatum((int64) fbt_stats.leaf_hint_hits);
+	values[i++] = Int64GetDatum((int64) fbt_stats.leaf_hint_misses);
 	Assert(i == lengthof(values));
-	/* (a 1.3 catalog's function takes the first 13, a 1.5 one's 16) */
+	/* (a 1.3 catalog's function takes the first 13, a 1.5 one's 16, ...) */
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values,
 													  nulls)));
 }

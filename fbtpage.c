@@ -137,14 +137,35 @@ _fbt_getmeta(Relation rel, bool refresh)
 	metad = _fbt_checkmeta(rel, BufferGetPage(metabuf));
 	if (rel->rd_amcache == NULL)
 	{
-		FbtAmCache *cache = MemoryContextAlloc(rel->rd_indexcxt,
-											   sizeof(FbtAmCache));
+		FbtAmCache *cache;
+		uint32		nleaf = 0;
 		int			i;
 
+		/*
+		 * Leaf hints only for indexes of more than a few pages, sized from
+		 * pg_class.relpages (as of the last VACUUM, ANALYZE or build; a
+		 * relcache invalidation rebuilds the cache, resized)
+		 */
+		if (!RelationUsesLocalBuffers(rel) && rel->rd_rel->relpages > 8)
+		{
+			nleaf = 16;
+			while (nleaf < FBT_MAX_LEAF_HINTS &&
+				   nleaf < (uint32) rel->rd_rel->relpages)
+				nleaf <<= 1;
+		}
+		cache = MemoryContextAlloc(rel->rd_indexcxt,
+								   offsetof(FbtAmCache, leafhints) +
+								   nleaf * sizeof(FbtLeafHint));
 		for (i = 0; i < FBT_NHINTS; i++)
 		{
 			cache->hints[i].blkno = InvalidBlockNumber;
 			cache->hints[i].uses = 0;
+		}
+		cache->nleafhints = nleaf;
+		for (i = 0; i < nleaf; i++)
+		{
+			cache->leafhints[i].blkno = InvalidBlockNumber;
+			cache->leafhints[i].buf = InvalidBuffer;
 		}
 		rel->rd_amcache = cache;
 	}
@@ -576,7 +597,8 @@ _fbt_scan_pin_budget(void)
 
 /*
  * Forget the scan pins of the transaction that ended: the resource owners
- * released every buffer pin, and no scan survives its transaction.
+ * released every buffer pin, and no scan survives its transaction; take
+ * back the kept scan state an error left lent (fbtscan.c).
  * Registered by _PG_init().
  */
 void
@@ -585,7 +607,10 @@ fbt_xact_callback(XactEvent event, void *arg)
 	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
 		event == XACT_EVENT_PREPARE || event == XACT_EVENT_PARALLEL_COMMIT ||
 		event == XACT_EVENT_PARALLEL_ABORT)
+	{
 		fbt_scan_pins_held = 0;
+		_fbt_scan_cache_reset();
+	}
 }
 
 /*
@@ -720,6 +745,53 @@ _fbt_pinbuf_read(Relation rel, FbtScanPins *pins, BlockNumber blkno,
 			*borrowed = true;
 		}
 	}
+	return buf;
+}
+
+/*
+ * _fbt_pinleaf() -- pin leaf block blkno of rel for a scan that reads it
+ * under its share lock and releases lock and pin before returning to the
+ * executor (_fbt_search() with leafapin; README.design, "Pins").
+ *
+ * When the leaf hints (FbtAmCache) name a buffer for blkno and
+ * fastbtree.atomic_pins and fastbtree.recent_buffers are on, the buffer is
+ * pinned atomically (fbt_atomic_pin(), which checks its tag): no
+ * buffer-mapping lookup, no partition LWLock, no header spinlock, and
+ * *apin is set to the pin's slot.  Otherwise ReadBuffer() pins it, *apin
+ * is FBT_APIN_NONE, and the buffer becomes blkno's hint.  The caller locks
+ * the page with _fbt_lockpin() and checks it, and must not hand a page
+ * pinned atomically to bufmgr (fbtpin.c's rules).  Counted as ReadBuffer()
+ * counts a hit.  Raises ERRCODE_INDEX_CORRUPTED for P_NEW; read errors as
+ * ReadBuffer().
+ */
+Buffer
+_fbt_pinleaf(Relation rel, BlockNumber blkno, int *apin)
+{
+	FbtAmCache *cache = (FbtAmCache *) rel->rd_amcache;
+	FbtLeafHint *hint;
+	Buffer		buf;
+
+	_fbt_check_link(rel, blkno);
+	*apin = FBT_APIN_NONE;
+	if (cache == NULL || cache->nleafhints == 0 || !fbt_recent_buffers ||
+		!fbt_atomic_pins || !FBT_HAVE_ATOMIC_PIN)
+		return ReadBuffer(rel, blkno);
+	hint = &cache->leafhints[blkno & (cache->nleafhints - 1)];
+	if (hint->blkno == blkno)
+	{
+		*apin = fbt_atomic_pin(rel, blkno, hint->buf);
+		if (*apin != FBT_APIN_NONE)
+		{
+			pgstat_count_buffer_read(rel);
+			pgstat_count_buffer_hit(rel);
+			fbt_stats.leaf_hint_hits++;
+			return hint->buf;
+		}
+		fbt_stats.leaf_hint_misses++;
+	}
+	buf = ReadBuffer(rel, blkno);
+	hint->blkno = blkno;
+	hint->buf = buf;
 	return buf;
 }
 

@@ -54,9 +54,12 @@
  *
  * Rules for callers: an atomically pinned page is an internal page on the
  * descent path, read optimistically or share-locked with
- * fbt_atomic_lockbuf(); it is never given to code that calls bufmgr
- * functions asserting a private pin (LockBuffer(), BufferGetBlockNumber(),
- * ReleaseBuffer(), MarkBufferDirty()); use FbtBufferGetBlockNumber().  No
+ * fbt_atomic_lockbuf(), or the leaf a scan share-locks, reads and releases
+ * at once (_fbt_pinleaf(), _fbt_start_at(); not in recovery); it is never
+ * given to code that calls bufmgr functions asserting a private pin
+ * (LockBuffer(), BufferGetBlockNumber(), BufferGetLSNAtomic(),
+ * ReleaseBuffer(), MarkBufferDirty()); use FbtBufferGetBlockNumber() and
+ * FbtBufferGetLSNAtomic().  No
  * code path of this backend takes a cleanup lock or drops the buffers of
  * a relation while it holds an atomic pin on it: VACUUM cleanup-locks
  * leaves only and runs outside any scan of this backend, and DROP,
@@ -67,6 +70,7 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
 #include "miscadmin.h"
 #include "storage/buf_internals.h"
 #include "storage/ipc.h"
@@ -264,6 +268,16 @@ fbt_atomic_pin(Relation rel, BlockNumber blkno, Buffer buf)
 		return FBT_APIN_NONE;
 
 	hdr = GetBufferDescriptor(buf - 1);
+
+	/*
+	 * A hint to a buffer since reused for another page usually shows in its
+	 * tag: read without a pin, which may see it torn or changing, it only
+	 * spares us the two CAS of pinning and unpinning a buffer that is not
+	 * ours; the check after the pin decides.
+	 */
+	fbt_init_buffer_tag(&tag, rel, blkno);
+	if (!fbt_buffer_tags_equal(&tag, &hdr->tag))
+		return FBT_APIN_NONE;
 	old_state = pg_atomic_read_u32(&hdr->state);
 	for (;;)
 	{
@@ -291,7 +305,7 @@ fbt_atomic_pin(Relation rel, BlockNumber blkno, Buffer buf)
 	 * until we unpin, since replacing or invalidating a valid buffer first
 	 * checks, under the header spinlock, that no other pin exists.
 	 */
-	fbt_init_buffer_tag(&tag, rel, blkno);
+	pg_read_barrier();
 	if (!fbt_buffer_tags_equal(&tag, &hdr->tag))
 	{
 		fbt_unpin_shared(hdr);
@@ -379,4 +393,32 @@ FbtBufferGetBlockNumber(Buffer buf)
 	if (BufferIsLocal(buf))
 		return BufferGetBlockNumber(buf);
 	return GetBufferDescriptor(buf - 1)->tag.blockNum;
+}
+
+/*
+ * FbtBufferGetLSNAtomic() -- BufferGetLSNAtomic() for a buffer pinned
+ * either way (bufmgr's asserts a private pin).  buf: pinned, and at least
+ * share-locked by us.  Returns the page's LSN; where hint bits are
+ * WAL-logged (checksums, wal_log_hints) a share-locked page's LSN can be
+ * set concurrently (MarkBufferDirtyHint()), so it is read under the buffer
+ * header spinlock, as bufmgr does.  No errors.
+ */
+XLogRecPtr
+FbtBufferGetLSNAtomic(Buffer buf)
+{
+#if FBT_HAVE_ATOMIC_PIN
+	BufferDesc *hdr;
+	uint32		state;
+	XLogRecPtr	lsn;
+
+	if (!XLogHintBitIsNeeded() || BufferIsLocal(buf))
+		return PageGetLSN(BufferGetPage(buf));
+	hdr = GetBufferDescriptor(buf - 1);
+	state = LockBufHdr(hdr);
+	lsn = PageGetLSN(BufferGetPage(buf));
+	UnlockBufHdr(hdr, state);
+	return lsn;
+#else
+	return BufferGetLSNAtomic(buf);
+#endif
 }

@@ -437,12 +437,18 @@ _fbt_invalidate_mark(FbtScanOpaque so)
  * After reading a page: release the content lock, and the pin too when it
  * is safe (see FbtScanPosData).
  */
+static inline bool
+_fbt_leaf_pin_dropped(IndexScanDesc scan)
+{
+	return IsMVCCSnapshot(scan->xs_snapshot) &&
+		RelationNeedsWAL(scan->indexRelation) && !scan->xs_want_itup;
+}
+
 static void
 _fbt_drop_lock_and_maybe_pin(IndexScanDesc scan, FbtScanPos pos)
 {
 	LockBuffer(pos->buf, BUFFER_LOCK_UNLOCK);
-	if (IsMVCCSnapshot(scan->xs_snapshot) &&
-		RelationNeedsWAL(scan->indexRelation) && !scan->xs_want_itup)
+	if (_fbt_leaf_pin_dropped(scan))
 	{
 		ReleaseBuffer(pos->buf);
 		pos->buf = InvalidBuffer;
@@ -617,6 +623,37 @@ _fbt_release_curr(IndexScanDesc scan)
 }
 
 /*
+ * One scan's private state kept for the next (backend-local): a scan is
+ * begun and ended per statement (point queries, foreign-key checks), and
+ * its state, larger than a memory context's chunk limit because of the
+ * page's item array, would otherwise cost a malloc() and a free() each
+ * time.  At most one scan at a time uses the kept state (so_lent); nested
+ * or concurrent scans allocate their own as before.  The state lives in
+ * TopMemoryContext.  A scan ended by an error never reaches amendscan, so
+ * at the end of each transaction (fbt_xact_callback(); no scan survives its
+ * transaction) a state still lent is taken back.
+ */
+static FbtScanOpaque so_kept = NULL;	/* free for the next scan */
+static FbtScanOpaque so_lent = NULL;	/* in use by a scan */
+static char *so_keys_kept = NULL;	/* so_kept's per-key arrays */
+static Size so_keys_size = 0;	/* their size in bytes */
+
+/*
+ * _fbt_scan_cache_reset() -- at the end of a transaction: a kept scan state
+ * still lent belonged to a scan an error ended; it is free again.  No
+ * errors, no locks.
+ */
+void
+_fbt_scan_cache_reset(void)
+{
+	if (so_lent != NULL)
+	{
+		so_kept = so_lent;
+		so_lent = NULL;
+	}
+}
+
+/*
  * fbtbeginscan() -- ambeginscan: allocate a scan on index rel.
  *
  * nkeys, norderbys: counts of scan keys (no ORDER BY operators are
@@ -632,8 +669,24 @@ fbtbeginscan(Relation rel, int nkeys, int norderbys)
 	Assert(norderbys == 0);
 	scan = RelationGetIndexScan(rel, nkeys, norderbys);
 
-	/* not palloc0: the position arrays are large and filled before use */
-	so = (FbtScanOpaque) palloc(sizeof(FbtScanOpaqueData));
+	/*
+	 * Not palloc0: the position arrays are large and filled before use.
+	 * The kept state when no other scan uses it (so_kept).
+	 */
+	if (so_lent == NULL)
+	{
+		if (so_kept == NULL)
+			so_kept = MemoryContextAlloc(TopMemoryContext,
+										 sizeof(FbtScanOpaqueData));
+		so = so_lent = so_kept;
+		so_kept = NULL;
+		so->kept = true;
+	}
+	else
+	{
+		so = (FbtScanOpaque) palloc(sizeof(FbtScanOpaqueData));
+		so->kept = false;
+	}
 	so->keysPrepared = false;
 	so->qual_ok = true;
 	so->numberOfKeys = 0;
@@ -666,7 +719,22 @@ fbtbeginscan(Relation rel, int nkeys, int norderbys)
 
 		for (i = 0; i < lengthof(sizes); i++)
 			total += MAXALIGN(sizes[i]);
-		p = palloc0(total);
+		if (so->kept)
+		{
+			/* the kept state's arrays, grown when too small */
+			if (so_keys_size < total)
+			{
+				if (so_keys_kept != NULL)
+					pfree(so_keys_kept);
+				so_keys_kept = MemoryContextAlloc(TopMemoryContext,
+												  Max(total, 1024));
+				so_keys_size = Max(total, 1024);
+			}
+			p = so_keys_kept;
+			memset(p, 0, total);
+		}
+		else
+			p = palloc0(total);
 		for (i = 0; i < lengthof(sizes); i++)
 		{
 			parts[i] = p;
@@ -782,14 +850,23 @@ fbtendscan(IndexScanDesc scan)
 		pfree(so->rowNMembers);
 	}
 	/* keyData starts the one allocation of every per-key array */
-	pfree(so->keyData);
+	if (!so->kept)
+		pfree(so->keyData);
 	if (so->sortContext != NULL)
 		MemoryContextDelete(so->sortContext);
 	if (so->markPos != NULL)
 		pfree(so->markPos);
 	if (so->currTuples != NULL)
 		pfree(so->currTuples);
-	pfree(so);
+	if (so->kept)
+	{
+		/* kept for the next scan */
+		if (so_lent == so)
+			so_lent = NULL;
+		so_kept = so;
+	}
+	else
+		pfree(so);
 }
 
 /* Copy one matching item (and, for index-only scans, its tuple) */
@@ -1301,10 +1378,11 @@ _fbt_readpage(IndexScanDesc scan, ScanDirection dir, OffsetNumber offnum,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" has a non-leaf page at block %u where a leaf was expected",
 						RelationGetRelationName(scan->indexRelation),
-						BufferGetBlockNumber(so->currPos.buf))));
+						FbtBufferGetBlockNumber(so->currPos.buf))));
 
-	so->currPos.currPage = BufferGetBlockNumber(so->currPos.buf);
-	so->currPos.lsn = BufferGetLSNAtomic(so->currPos.buf);
+	/* the leaf may be pinned atomically (_fbt_start_at()) */
+	so->currPos.currPage = FbtBufferGetBlockNumber(so->currPos.buf);
+	so->currPos.lsn = FbtBufferGetLSNAtomic(so->currPos.buf);
 	so->currPos.nextPage = opaque->fbto_next;
 	so->currPos.prevPage = opaque->fbto_prev;
 	so->currPos.nextTupleOffset = 0;
@@ -1452,12 +1530,17 @@ _fbt_return_item(IndexScanDesc scan)
 /*
  * Read leaf buf (pinned and share-locked) from offnum in direction dir,
  * stepping to further pages if nothing matches there.  The lock is released
- * on return and the pin kept in so->currPos.  Returns true with the scan on
- * its first match, false at the end of the scan (no pins held).
+ * on return and the pin kept in so->currPos, or released as
+ * _fbt_drop_lock_and_maybe_pin() decides.  apin: the atomic pin slot of
+ * buf (only for a scan whose pin that drops, _fbt_leaf_pin_dropped()), or
+ * FBT_APIN_NONE for a buffer-manager pin; _fbt_readpage() calls nothing
+ * of bufmgr's that asserts a private pin on the leaf.  Returns true with
+ * the scan on its first match, false at the end of the scan (no pins
+ * held).
  */
 static bool
 _fbt_start_at(IndexScanDesc scan, ScanDirection dir, Buffer buf,
-			  OffsetNumber offnum)
+			  OffsetNumber offnum, int apin)
 {
 	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
 	bool		found;
@@ -1466,7 +1549,15 @@ _fbt_start_at(IndexScanDesc scan, ScanDirection dir, Buffer buf,
 	so->currPos.moreLeft = true;
 	so->currPos.moreRight = true;
 	found = _fbt_readpage(scan, dir, offnum, true);
-	_fbt_drop_lock_and_maybe_pin(scan, &so->currPos);
+	if (apin != FBT_APIN_NONE)
+	{
+		Assert(_fbt_leaf_pin_dropped(scan));
+		so->currPos.buf = InvalidBuffer;
+		_fbt_lockpin(buf, BUFFER_LOCK_UNLOCK, apin);
+		_fbt_unpin(buf, apin);
+	}
+	else
+		_fbt_drop_lock_and_maybe_pin(scan, &so->currPos);
 	if (!found && !_fbt_steppage(scan, dir))
 		return false;
 	_fbt_return_item(scan);
@@ -1576,7 +1667,9 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 	int			keysCount = 0;
 	StrategyNumber strat_total = BTEqualStrategyNumber;
 	bool		goback;
+	bool		leafok;
 	Buffer		buf;
+	int			apin = FBT_APIN_NONE;
 	OffsetNumber offnum;
 	int			col;
 	int			i;
@@ -1737,7 +1830,7 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 		offnum = ScanDirectionIsBackward(dir) ?
 			PageGetMaxOffsetNumber(BufferGetPage(buf)) :
 			P_FIRSTDATAKEY(FbtPageGetOpaque(BufferGetPage(buf)));
-		return _fbt_start_at(scan, dir, buf, offnum);
+		return _fbt_start_at(scan, dir, buf, offnum, FBT_APIN_NONE);
 	}
 
 	/*
@@ -1774,7 +1867,14 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 	inskey.scantid = NULL;
 	inskey.keysz = keysCount;
 
-	(void) _fbt_search(rel, &inskey, &buf, FBT_READ, &offnum, &so->pins);
+	/*
+	 * A scan that drops its leaf pin after reading the leaf lets the descent
+	 * pin the leaf atomically (README.design, "Pins"); parallel scans
+	 * (whose leaf goes to other participants' bookkeeping) do not.
+	 */
+	leafok = scan->parallel_scan == NULL && _fbt_leaf_pin_dropped(scan);
+	(void) _fbt_search(rel, &inskey, &buf, FBT_READ, &offnum, &so->pins,
+					   leafok ? &apin : NULL);
 	_fbt_keep_proc_caches(&inskey, procs, keysCount);
 
 	/*
@@ -1796,7 +1896,7 @@ _fbt_first(IndexScanDesc scan, ScanDirection dir)
 
 	if (goback)
 		offnum = OffsetNumberPrev(offnum);
-	return _fbt_start_at(scan, dir, buf, offnum);
+	return _fbt_start_at(scan, dir, buf, offnum, apin);
 }
 
 /*

@@ -84,6 +84,7 @@ typedef struct FbtDescPos
 	bool		locked;
 	bool		borrowed;
 	bool		atomic_ok;
+	bool		leaf_atomic;	/* leaves through _fbt_pinleaf() */
 	int			apin;
 } FbtDescPos;
 
@@ -94,6 +95,7 @@ _fbt_desc_init(FbtDescPos *pos, bool atomic_ok)
 	pos->buf = InvalidBuffer;
 	pos->locked = pos->borrowed = false;
 	pos->atomic_ok = atomic_ok;
+	pos->leaf_atomic = false;
 	pos->apin = FBT_APIN_NONE;
 }
 
@@ -174,8 +176,20 @@ _fbt_desc_goto(Relation rel, FbtScanPins *pins, FbtDescPos *pos,
 {
 	_fbt_desc_release(pos);
 	CHECK_FOR_INTERRUPTS();
-	pos->buf = _fbt_pinbuf(rel, pins, blkno, level > 0, &pos->borrowed,
-						   pos->atomic_ok ? &pos->apin : NULL);
+	if (level == 0 && pos->leaf_atomic)
+	{
+		pos->buf = _fbt_pinleaf(rel, blkno, &pos->apin);
+		pos->borrowed = false;
+#ifdef USE_ASSERT_CHECKING
+		/* testing: hold the atomic leaf pin, no lock (t/020) */
+		if (fbt_debug_stall_lock != 0 && fbt_debug_stall_level == 0 &&
+			pos->apin != FBT_APIN_NONE)
+			_fbt_debug_stall_at(fbt_debug_stall_lock);
+#endif
+	}
+	else
+		pos->buf = _fbt_pinbuf(rel, pins, blkno, level > 0, &pos->borrowed,
+							   pos->atomic_ok ? &pos->apin : NULL);
 	pos->blkno = blkno;
 	if (access != FBT_NOLOCK)
 		_fbt_desc_lock(rel, pos, access, level, fromblk);
@@ -342,6 +356,13 @@ _fbt_push(FbtStack stack, BlockNumber blkno, OffsetNumber offnum)
  * key on the leaf returned (first item >= key, or > key with nextkey;
  * possibly one past the last item).
  *
+ * leafapin: NULL, or (FBT_READ only) where to return the atomic pin slot
+ * of the leaf: its caller then may get the leaf pinned atomically through
+ * a leaf hint (_fbt_pinleaf(); not in recovery), locks and releases it
+ * only with _fbt_lockpin() and _fbt_unpin(), and hands it to no bufmgr
+ * function (fbtpin.c's rules); *leafapin is FBT_APIN_NONE for a
+ * buffer-manager pin.
+ *
  * On return *bufP is the leaf, pinned (never one of pins) and locked in
  * mode access, or InvalidBuffer if the index is empty and access is
  * FBT_READ; nothing else is locked, and nothing else is pinned but pins.
@@ -366,7 +387,7 @@ _fbt_push(FbtStack stack, BlockNumber blkno, OffsetNumber offnum)
  */
 FbtStack
 _fbt_search(Relation rel, FbtScanInsert key, Buffer *bufP, int access,
-			OffsetNumber *leafoffP, FbtScanPins *pins)
+			OffsetNumber *leafoffP, FbtScanPins *pins, int *leafapin)
 {
 	FbtStack	stack = NULL;
 	bool		forupdate = (access == FBT_WRITE);
@@ -382,8 +403,14 @@ _fbt_search(Relation rel, FbtScanInsert key, Buffer *bufP, int access,
 	unlocked = key->unlocked_ok && fbt_optimistic_reads &&
 		!RecoveryInProgress();
 
+	Assert(leafapin == NULL || access == FBT_READ);
+	if (leafapin != NULL)
+		*leafapin = FBT_APIN_NONE;
+
 restart:
 	_fbt_desc_init(&pos, true);
+	pos.leaf_atomic = leafapin != NULL && access == FBT_READ &&
+		!RecoveryInProgress();
 	fromblk = InvalidBlockNumber;
 	if (unlocked)
 	{
@@ -544,8 +571,11 @@ restart:
 					   unlocked ? FBT_NOLOCK : FBT_READ, blkno);
 		fromblk = blkno;
 	}
-	Assert(pos.locked && !pos.borrowed && pos.apin == FBT_APIN_NONE);
+	Assert(pos.locked && !pos.borrowed);
+	Assert(pos.apin == FBT_APIN_NONE || leafapin != NULL);
 	*bufP = pos.buf;
+	if (leafapin != NULL)
+		*leafapin = pos.apin;
 	return stack;
 }
 

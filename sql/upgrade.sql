@@ -7,7 +7,8 @@
 -- fastbtree_stats() with the prefetch counters, while a 1.3 catalog's
 -- 13 columns and a 1.5 catalog's 16 still work with the library; 1.5's
 -- fastbtree_twin() and fastbtree_compare(); 1.6's prefetch_read_ahead
--- column); its operator
+-- column, and a 1.6 catalog's 17 columns still work; 1.7's leaf hint
+-- counters); its operator
 -- classes pass the AM's validator, and an index built at 1.0 answers
 -- skip scans as btree does after the update.
 --
@@ -45,9 +46,13 @@ WHERE descents >= 0 AND scan_pins_taken >= 0;
 ALTER EXTENSION fastbtree UPDATE TO '1.5';
 -- at 1.4 and 1.5 it has the prefetch counters too
 SELECT prefetches >= prefetch_hits AS stats_columns_16 FROM fastbtree_stats();
-ALTER EXTENSION fastbtree UPDATE;
+ALTER EXTENSION fastbtree UPDATE TO '1.6';
 -- at 1.6 the read-ahead counter too
 SELECT prefetch_read_ahead >= 0 AS stats_columns_17 FROM fastbtree_stats();
+ALTER EXTENSION fastbtree UPDATE;
+-- at 1.7 the leaf hint counters too
+SELECT leaf_hint_hits >= 0 AND leaf_hint_misses >= 0 AS stats_columns_19
+FROM fastbtree_stats();
 SELECT extversion FROM pg_extension WHERE extname = 'fastbtree';
 \set ECHO none
 \i sql/include/fbt_catalog.sql

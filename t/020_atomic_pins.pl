@@ -106,6 +106,19 @@ sub no_pins_left
 		'0', "$what: no pin left on any block of t_k");
 }
 
+# a setting of fastbtree's in a new session ('' if it has no such setting,
+# as a build without assertions has no debug settings): the library is
+# loaded first, since a session that has not used it does not know them
+sub fbt_setting
+{
+	my ($name) = @_;
+	my $out = $node->safe_psql('postgres',
+		"SELECT descents >= 0 FROM fastbtree_stats();\n"
+		  . "SELECT coalesce(current_setting('$name', true), '')");
+	my @lines = split /\n/, $out, -1;
+	return $lines[1] // '';
+}
+
 # run sql in background session $bg, expecting an error matching $re
 sub expect_error
 {
@@ -199,9 +212,7 @@ is($ret, 0, 'DROP INDEX from another session finishes');
 
 # ---- Part 2 ----
 $node->safe_psql('postgres', 'CREATE INDEX t_k ON t USING fastbtree (k)');
-my $has_stall = $node->safe_psql('postgres',
-	"SELECT count(*) FROM pg_settings WHERE name = 'fastbtree.debug_stall_lock'"
-);
+my $has_stall = fbt_setting('fastbtree.debug_stall_lock') eq '' ? '0' : '1';
 SKIP:
 {
 	skip 'fastbtree built without assertions: no stall to hold the pin', 5
@@ -269,6 +280,101 @@ WHERE relfilenode = pg_relation_filenode('t_k') AND pinning_backends > 0) s}),
 	eval { $v->quit; };
 }
 no_pins_left('after part 2');
+
+# ---- Part 2c: a leaf pinned atomically through its leaf hint ----
+# A plain index scan (its leaf pin dropped after the read) pins a hinted
+# leaf atomically, without the buffer-mapping lookup.  R stalls between
+# that pin and the leaf's lock (fastbtree.debug_stall_level = 0): VACUUM
+# waiting for the leaf's cleanup lock is woken when the pin goes, and a
+# cancel during the stall (an error while the pin is held) leaves no pin.
+my $atomic_on = fbt_setting('fastbtree.atomic_pins');
+SKIP:
+{
+	skip 'needs the stall (assertions) and atomic pins', 10
+	  unless $has_stall eq '1' && $atomic_on eq 'on';
+
+	my $r = $node->background_psql('postgres', on_error_stop => 0);
+	my $r_pid = $r->query_safe('SELECT pg_backend_pid()');
+	$r->query_safe($session_setup);
+	$node->safe_psql('postgres', 'DELETE FROM t WHERE k % 100 = 1');
+	is($r->query_safe('SELECT v FROM t WHERE k = 170003'), '3', 'R reads');
+	my $hits0 = $r->query_safe('SELECT leaf_hint_hits FROM fastbtree_stats()');
+	is($r->query_safe('SELECT v FROM t WHERE k = 170005'), '5',
+		'R reads the same leaf');
+	cmp_ok($r->query_safe('SELECT leaf_hint_hits FROM fastbtree_stats()'),
+		'>', $hits0, 'the second probe pinned the leaf through its hint');
+	$r->query_safe(
+		'SET fastbtree.debug_stall_lock = 7402; SET fastbtree.debug_stall_level = 0'
+	);
+	my $ctl = $node->background_psql('postgres');
+	$ctl->query_safe('SELECT pg_advisory_lock(7402)');
+	$r->query_until(qr/started/,
+		"\\echo started\nSELECT v FROM t WHERE k = 170002;\n");
+	$node->poll_query_until(
+		'postgres', qq{
+SELECT count(*) FROM pg_locks
+WHERE locktype = 'advisory' AND pid = $r_pid AND objid = 7402 AND NOT granted},
+		'1') or die 'R did not stall on the leaf';
+	is( $node->safe_psql(
+			'postgres', q{
+SELECT count(*) FROM pg_buffercache
+WHERE relfilenode = pg_relation_filenode('t_k') AND pinning_backends > 0
+	AND relblocknumber > 0
+	AND (fastbtree_page_stats('t_k', relblocknumber)).type = 'l'}),
+		'1',
+		'R holds the leaf pinned');
+
+	my $v = $node->background_psql('postgres');
+	my $v_pid = $v->query_safe('SELECT pg_backend_pid()');
+	$v->query_until(qr/started/, "\\echo started\nVACUUM t;\n");
+	ok( $node->poll_query_until(
+			'postgres',
+			"SELECT wait_event FROM pg_stat_activity WHERE pid = $v_pid",
+			'BufferPin'),
+		'VACUUM waits for the cleanup lock of the leaf R pinned');
+	$ctl->query_safe('SELECT pg_advisory_unlock(7402)');
+	my $start = time;
+	my $woken = 0;
+	while (time - $start < 5)
+	{
+		if ($node->safe_psql('postgres',
+				"SELECT state FROM pg_stat_activity WHERE pid = $v_pid") eq
+			'idle')
+		{
+			$woken = 1;
+			last;
+		}
+		select(undef, undef, undef, 0.05);
+	}
+	ok($woken, 'VACUUM is woken when the atomic leaf pin goes');
+	eval { $v->quit; };
+
+	# cancelled while it holds the atomic leaf pin; VACUUM's relcache
+	# invalidation (new relpages) emptied R's hints: one probe refills them
+	$r->query_safe('RESET fastbtree.debug_stall_lock');
+	is($r->query_safe('SELECT v FROM t WHERE k = 170006'), '6',
+		'R reads after VACUUM');
+	$r->query_safe('SET fastbtree.debug_stall_lock = 7402');
+	$ctl->query_safe('SELECT pg_advisory_lock(7402)');
+	$r->query_until(qr/started/,
+		"\\echo started\nSELECT v FROM t WHERE k = 170004;\n");
+	$node->poll_query_until(
+		'postgres', qq{
+SELECT count(*) FROM pg_locks
+WHERE locktype = 'advisory' AND pid = $r_pid AND objid = 7402 AND NOT granted},
+		'1') or die 'R did not stall on the leaf again';
+	$node->safe_psql('postgres', "SELECT pg_cancel_backend($r_pid)");
+	$ctl->query_safe('SELECT pg_advisory_unlock(7402)');
+	$r->query('RESET fastbtree.debug_stall_lock');
+	like($r->{stderr}, qr/canceling statement due to user request/,
+		'R was cancelled holding the atomic leaf pin');
+	no_pins_left('after the cancel on the leaf');
+	$r->{stderr} = '';
+	is($r->query_safe('SELECT v FROM t WHERE k = 170004'), '4',
+		'R reads after the cancel');
+	$_->quit for ($r, $ctl);
+}
+no_pins_left('after part 2c');
 
 # ---- Part 2b: the root as warm as btree's (issue 27, item 2) ----
 # After a restart (an empty pool), one session probes a fastbtree index
@@ -377,11 +483,22 @@ BEGIN
 END
 \$\$;
 SELECT recent_buffer_hits > 0, recent_buffer_misses > 0 FROM fastbtree_stats();
+SELECT leaf_hint_hits, leaf_hint_misses FROM fastbtree_stats();
 };
 my ($pret, $pout, $perr) = $node->psql('postgres', $probe);
 is($pret, 0, 'tiny pool with churn: every probe equals btree\'s')
   or diag($perr);
-is($pout, 't|t', 'the hints hit, and missed buffers evicted and reused');
+my ($hint_line, $leaf_line) = split /\n/, $pout;
+is($hint_line, 't|t', 'the hints hit, and missed buffers evicted and reused');
+my ($leaf_hits, $leaf_misses) = split /\|/, $leaf_line // '';
+note("leaf hints: $leaf_hits hits, $leaf_misses misses");
+SKIP:
+{
+	skip 'atomic pins off: no leaf hints', 2 unless $atomic_on eq 'on';
+	cmp_ok($leaf_hits, '>', 0, 'leaves pinned through leaf hints');
+	cmp_ok($leaf_misses, '>', 0,
+		'leaf hints to buffers evicted and reused missed');
+}
 is( $node->safe_psql(
 		'postgres', q{
 SELECT count(*) FROM pg_buffercache b JOIN pg_class c
