@@ -597,16 +597,17 @@ _fbt_machine_kind(uint8 kind)
  */
 #define FBT_INT_BINSRCH(ctype, pivot) \
 	do { \
-		int64		arg = key->iarg[0]; \
-		int32		sign = (key->scankeys[0].sk_flags & FBT_SK_DESC) ? -1 : 1; \
-		bool		onecol = !(pivot) && key->keysz == 1 && key->scantid == NULL; \
-		while (high > low) \
+		const int64 arg = key->iarg[0]; \
+		const bool	desc = (key->scankeys[0].sk_flags & FBT_SK_DESC) != 0; \
+		const bool	onecol = !(pivot) && key->keysz == 1 && key->scantid == NULL; \
+		int			lo = low; \
+		int			hi = high; \
+		while (hi > lo) \
 		{ \
-			OffsetNumber mid = low + ((high - low) >> 1); \
+			int			mid = (lo + hi) >> 1; \
 			ItemId		iid = PageGetItemId(page, mid); \
 			IndexTuple	itup; \
 			int32		r; \
-			bool		decided = onecol; \
 			if (unlikely(ItemIdGetOffset(iid) > FBT_MAX_FAST_OFFSET)) \
 				_fbt_corrupt_item(rel, buf, mid, NULL); \
 			itup = (IndexTuple) PageGetItem(page, iid); \
@@ -617,19 +618,31 @@ _fbt_machine_kind(uint8 kind)
 			{ \
 				int64		v = *(const ctype *) \
 					((const char *) itup + MAXALIGN(sizeof(IndexTupleData))); \
-				r = ((arg > v) - (arg < v)) * sign; \
+				if (likely(arg != v)) \
+				{ \
+					/* r = +-1: r >= cmpval just when r = 1 */ \
+					if ((arg > v) != desc) \
+						lo = mid + 1; \
+					else \
+						hi = mid; \
+					continue; \
+				} \
+				/* equal: the tie settles a one-column leaf key (r = 0) */ \
+				r = onecol ? 0 : (pivot) ? \
+					_fbt_compare_pivot(rel, key, itup, buf, mid, page) : \
+					_fbt_compare_leaf(rel, key, itup, buf, mid, page); \
 			} \
 			else \
-				r = 0, decided = false; \
-			if (r == 0 && !decided) \
 				r = (pivot) ? \
 					_fbt_compare_pivot(rel, key, itup, buf, mid, page) : \
 					_fbt_compare_leaf(rel, key, itup, buf, mid, page); \
 			if (r >= cmpval) \
-				low = mid + 1; \
+				lo = mid + 1; \
 			else \
-				high = mid; \
+				hi = mid; \
 		} \
+		low = lo; \
+		high = hi; \
 	} while (0)
 
 /*
@@ -928,52 +941,73 @@ _fbt_unlocked_compare(FbtScanInsert key, const char *page, uint32 itemoff,
  */
 #define FBT_UNLOCKED_INT_BINSRCH(ctype) \
 	do { \
-		int64		arg = key->iarg[0]; \
-		int32		sign = (key->scankeys[0].sk_flags & FBT_SK_DESC) ? -1 : 1; \
-		bool		onecol = key->keysz == 1 && key->scantid == NULL; \
-		while (high > low) \
+		const int64 arg = key->iarg[0]; \
+		const bool	desc = (key->scankeys[0].sk_flags & FBT_SK_DESC) != 0; \
+		const bool	onecol = key->keysz == 1 && key->scantid == NULL; \
+		const char *lp = page + SizeOfPageHeaderData - sizeof(ItemIdData); \
+		int			lo = low; \
+		int			hi = high; \
+		while (hi > lo) \
 		{ \
-			OffsetNumber mid = low + ((high - low) >> 1); \
-			bool		decided = false; \
-			const char *itup; \
-			uint16		info; \
-			uint16		posid; \
-			if (!_fbt_unlocked_item(page, mid, &itemoff)) \
-				return FBT_UNLOCKED_BOUNDS; \
-			itup = page + itemoff; \
-			info = *(const volatile uint16 *) \
-				(itup + offsetof(IndexTupleData, t_info)); \
-			posid = *(const volatile uint16 *) \
-				(itup + offsetof(IndexTupleData, t_tid) + \
-				 offsetof(ItemPointerData, ip_posid)); \
-			r = 0; \
-			if ((info & (INDEX_AM_RESERVED_BIT | INDEX_NULL_MASK)) == \
-				INDEX_AM_RESERVED_BIT && (posid & FBT_OFFSET_MASK) >= 1 && \
-				itemoff + MAXALIGN(sizeof(IndexTupleData)) + sizeof(ctype) <= \
-				FBT_SPECIAL_OFFSET) \
+			int			mid = (lo + hi) >> 1; \
+			uint32		raw = *(const volatile uint32 *) \
+				(lp + mid * sizeof(ItemIdData)); \
+			ItemIdData	iid; \
+			bool		right; \
+			memcpy(&iid, &raw, sizeof(iid)); \
+			/* \
+			 * The common case in one test: a normal, aligned line pointer \
+			 * to a tuple whose header and first value lie before the \
+			 * special space \
+			 */ \
+			if (likely(((iid.lp_flags ^ LP_NORMAL) | \
+						(iid.lp_off % MAXIMUM_ALIGNOF)) == 0 && \
+					   (uint32) iid.lp_off - SizeOfPageHeaderData <= \
+					   FBT_SPECIAL_OFFSET - MAXALIGN(sizeof(IndexTupleData)) - \
+					   sizeof(ctype) - SizeOfPageHeaderData)) \
 			{ \
-				int64		v = *(const volatile ctype *) \
-					(itup + MAXALIGN(sizeof(IndexTupleData))); \
-				r = ((arg > v) - (arg < v)) * sign; \
-				if (r == 0 && onecol) \
+				const char *itup = page + iid.lp_off; \
+				uint16		info = *(const volatile uint16 *) \
+					(itup + offsetof(IndexTupleData, t_info)); \
+				uint16		posid = *(const volatile uint16 *) \
+					(itup + offsetof(IndexTupleData, t_tid) + \
+					 offsetof(ItemPointerData, ip_posid)); \
+				if (likely((info & (INDEX_AM_RESERVED_BIT | INDEX_NULL_MASK)) == \
+						   INDEX_AM_RESERVED_BIT && \
+						   (posid & FBT_OFFSET_MASK) != 0)) \
 				{ \
-					/* as _fbt_unlocked_compare() settles the tie */ \
-					r = ((posid & FBT_OFFSET_MASK) == 1 && \
-						 !(posid & FBT_PIVOT_HEAPTID)) ? 1 : 0; \
-					decided = true; \
+					int64		v = *(const volatile ctype *) \
+						(itup + MAXALIGN(sizeof(IndexTupleData))); \
+					if (likely(arg != v)) \
+					{ \
+						/* r = +-1: r >= cmpval just when r = 1 */ \
+						right = (arg > v) != desc; \
+						goto step_##ctype; \
+					} \
+					if (onecol) \
+					{ \
+						/* as _fbt_unlocked_compare() settles the tie */ \
+						r = ((posid & FBT_OFFSET_MASK) == 1 && \
+							 !(posid & FBT_PIVOT_HEAPTID)) ? 1 : 0; \
+						right = r >= cmpval; \
+						goto step_##ctype; \
+					} \
 				} \
 			} \
-			if (r == 0 && !decided) \
-			{ \
-				res = _fbt_unlocked_compare(key, page, itemoff, &r); \
-				if (res != FBT_UNLOCKED_OK) \
-					return res; \
-			} \
-			if (r >= cmpval) \
-				low = mid + 1; \
+			/* everything else: the checked item, the general comparison */ \
+			if (!_fbt_unlocked_item(page, mid, &itemoff)) \
+				return FBT_UNLOCKED_BOUNDS; \
+			res = _fbt_unlocked_compare(key, page, itemoff, &r); \
+			if (res != FBT_UNLOCKED_OK) \
+				return res; \
+			right = r >= cmpval; \
+	step_##ctype: \
+			if (right) \
+				lo = mid + 1; \
 			else \
-				high = mid; \
+				hi = mid; \
 		} \
+		low = lo; \
 	} while (0)
 
 /*
