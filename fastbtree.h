@@ -314,9 +314,11 @@ typedef struct FbtBufferHint
  * Leaf hints (README.design, "Pins"): block -> Buffer for leaves, slot =
  * block & (nleafhints - 1), used only by scans whose leaf pin is dropped
  * after reading (_fbt_search() with leafapin), which pin a hinted leaf
- * atomically.  Sized when the cache is built, from pg_class.relpages: the
- * next power of two, at most FBT_MAX_LEAF_HINTS (8 bytes each).
+ * atomically.  Sized when the cache is built, from the index's length: the
+ * power of two at or above it, within [FBT_MIN_LEAF_HINTS,
+ * FBT_MAX_LEAF_HINTS] (8 bytes each).
  */
+#define FBT_MIN_LEAF_HINTS	64
 #define FBT_MAX_LEAF_HINTS	4096
 
 typedef struct FbtLeafHint

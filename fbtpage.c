@@ -142,15 +142,17 @@ _fbt_getmeta(Relation rel, bool refresh)
 		int			i;
 
 		/*
-		 * Leaf hints only for indexes of more than a few pages, sized from
-		 * pg_class.relpages (as of the last VACUUM, ANALYZE or build; a
-		 * relcache invalidation rebuilds the cache, resized)
+		 * Leaf hints, sized from the index's current length (an lseek, once
+		 * per cache; a relcache invalidation, as VACUUM and ANALYZE send
+		 * when they update the index's pg_class row, rebuilds the cache,
+		 * resized)
 		 */
-		if (!RelationUsesLocalBuffers(rel) && rel->rd_rel->relpages > 8)
+		if (!RelationUsesLocalBuffers(rel))
 		{
-			nleaf = 16;
-			while (nleaf < FBT_MAX_LEAF_HINTS &&
-				   nleaf < (uint32) rel->rd_rel->relpages)
+			BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
+
+			nleaf = FBT_MIN_LEAF_HINTS;
+			while (nleaf < FBT_MAX_LEAF_HINTS && nleaf < nblocks)
 				nleaf <<= 1;
 		}
 		cache = MemoryContextAlloc(rel->rd_indexcxt,

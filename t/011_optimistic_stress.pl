@@ -138,6 +138,14 @@ SELECT 1 / ((SELECT count(*) FROM w WHERE $w_zeros AND w.k = @{[ key_of(':id') ]
 	AND (:id > $initial_rows OR
 		 (SELECT count(*) FROM w WHERE $w_zeros AND w.k = @{[ key_of(':id') ]}) > 0))::int;
 },
+	# the point probe as a plain index scan (index-only scans off, in its
+	# own transaction): its leaf goes through the leaf hints
+	point_heap => qq{
+SELECT 1 / ((SELECT count(*) FROM w WHERE $w_zeros AND w.k = @{[ key_of(':id') ]})
+	= (SELECT count(*) FROM w_bt WHERE $b_zeros AND w_bt.k = @{[ key_of(':id') ]})
+	AND (:id > $initial_rows OR
+		 (SELECT count(*) FROM w WHERE $w_zeros AND w.k = @{[ key_of(':id') ]}) > 0))::int;
+},
 	nestloop => qq{
 SELECT 1 / ((SELECT count(*) FROM generate_series(:id, :id + 299) g
 			 JOIN w ON $w_zeros AND w.k = @{[ key_of('g') ]})
@@ -165,6 +173,7 @@ SELECT 1 / ((SELECT coalesce(string_agg(k::text, ','), '') FROM
 # \set lines of each probe
 my %probe_vars = (
 	point => "\\set id random(1, " . ($initial_rows * 6) . ")\n",
+	point_heap => "\\set id random(1, " . ($initial_rows * 6) . ")\n",
 	nestloop => "\\set id random(1, " . ($initial_rows * 3) . ")\n",
 	range => "\\set lo random(0, 1073741823)\n",
 	backward => "\\set lo random(0, 1073741823)\n",);
@@ -181,6 +190,7 @@ SET enable_sort = off;
 # The plans use the two indexes the way they should.
 my %plan_re = (
 	point => qr/Index Only Scan using w_k on w.*Index Only Scan using w_bt_k on w_bt/s,
+	point_heap => qr/Index Scan using w_k on w.*Index Scan using w_bt_k on w_bt/s,
 	nestloop =>
 	  qr/Nested Loop.*Function Scan.*Index Only Scan using w_k on w.*Nested Loop.*Index Only Scan using w_bt_k on w_bt/s,
 	range => qr/Index Only Scan using w_k on w.*Index Only Scan using w_bt_k on w_bt/s,
@@ -190,13 +200,23 @@ my %plan_re = (
 for my $name (sort keys %probe_sql)
 {
 	(my $sql = $probe_sql{$name}) =~ s/:(id|lo)\b/1000/g;
+	my $ios = $name eq 'point_heap' ? 'SET enable_indexonlyscan = off;' : '';
 	my $plan = $node->safe_psql('postgres',
-		"$planner_settings EXPLAIN (COSTS OFF) $sql");
+		"$planner_settings $ios EXPLAIN (COSTS OFF) $sql");
 	like($plan, $plan_re{$name}, "$name probe: plan");
 }
 
 my %probes = map {
-	$_ => [ 1, $probe_vars{$_} . $probe_sql{$_} . sprintf($record, 'probe') ]
+	$_ => [
+		1,
+		$probe_vars{$_}
+		  . ($_ eq 'point_heap'
+			? "BEGIN;\nSET LOCAL enable_indexonlyscan = off;\n"
+			  . $probe_sql{$_}
+			  . "COMMIT;\n"
+			: $probe_sql{$_})
+		  . sprintf($record, 'probe')
+	]
 } keys %probe_sql;
 
 my %writers = (
@@ -280,6 +300,15 @@ cmp_ok(
 	'>', 0,
 	'probes met pages changing under them (retried or fell back)');
 cmp_ok($p->{scan_pin_reuses} // 0, '>', 0, 'rescans reused scan pins');
+SKIP:
+{
+	skip 'fastbtree.atomic_pins off: no leaf hints', 1
+	  unless $node->safe_psql('postgres',
+		"SELECT current_setting('fastbtree.atomic_pins') FROM fastbtree_stats()")
+	  eq 'on';
+	cmp_ok($p->{leaf_hint_hits} // 0, '>', 0,
+		'plain index scans pinned leaves through leaf hints');
+}
 
 # The index passes the checker and returns exactly its twin's rows, in
 # order.
