@@ -1258,8 +1258,6 @@ extern void _fbt_pageinit(Page page, uint32 level, uint16 flags);
 extern FbtMetaPageData *_fbt_getmeta(Relation rel, bool refresh);
 extern Buffer _fbt_getroot(Relation rel, int access, bool create,
 						   FbtScanPins *pins, bool *borrowed, int *apin);
-extern bool _fbt_root_ok(uint16 flags, uint32 level, BlockNumber prev,
-						 BlockNumber next, uint32 rootlevel, bool refresh);
 extern Buffer _fbt_getbuf(Relation rel, BlockNumber blkno, int access);
 extern Buffer _fbt_pinbuf_read(Relation rel, FbtScanPins *pins,
 							   BlockNumber blkno, bool internal,
@@ -1442,6 +1440,31 @@ extern bool fbtvalidate(Oid opclassoid);
 extern void fbtadjustmembers(Oid opfamilyoid, Oid opclassoid,
 							 List *operators, List *functions);
 extern void _fbt_check_index_collations(Relation index);
+
+/*
+ * _fbt_root_ok() -- may a page with these special-space fields be taken as
+ * the root of level rootlevel?
+ *
+ * From the cache (refresh false), only a page of that level alone on it
+ * (no left or right sibling) is accepted, since that is the root whatever
+ * happened since; anything else means the root split or moved after we
+ * cached it, and the metapage must be read again.  Accepting any leftmost
+ * page would be correct for Lehman & Yao, but a backend that cached the
+ * root of a small index would then walk right across a whole level of the
+ * grown one on its next descent.  Right after a metapage read (refresh
+ * true), a leftmost page of the metapage's level is accepted: a root split
+ * since the read leaves at most a few right siblings to move across.  As
+ * nbtree's _bt_getroot() does.
+ */
+static inline bool
+_fbt_root_ok(uint16 flags, uint32 level, BlockNumber prev, BlockNumber next,
+			 uint32 rootlevel, bool refresh)
+{
+	return level == rootlevel &&
+		((flags & FBTP_LEAF) != 0) == (rootlevel == 0) &&
+		prev == P_NONE && (refresh || next == P_NONE) &&
+		!(flags & (FBTP_DELETED | FBTP_HALF_DEAD | FBTP_META));
+}
 
 /* fbtpin.c */
 extern int	fbt_atomic_pin(Relation rel, BlockNumber blkno, Buffer buf);

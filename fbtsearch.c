@@ -393,6 +393,7 @@ _fbt_search(Relation rel, FbtScanInsert key, Buffer *bufP, int access,
 	bool		forupdate = (access == FBT_WRITE);
 	int			cmpval = key->nextkey ? 0 : 1;
 	bool		unlocked;
+	bool		inrecovery;
 	bool		refresh = false;
 	FbtDescPos	pos;
 	uint32		level = 0;
@@ -400,8 +401,8 @@ _fbt_search(Relation rel, FbtScanInsert key, Buffer *bufP, int access,
 
 	fbt_stats.descents++;
 	_fbt_prepare_unlocked(rel, key);
-	unlocked = key->unlocked_ok && fbt_optimistic_reads &&
-		!RecoveryInProgress();
+	inrecovery = RecoveryInProgress();
+	unlocked = key->unlocked_ok && fbt_optimistic_reads && !inrecovery;
 
 	Assert(leafapin == NULL || access == FBT_READ);
 	if (leafapin != NULL)
@@ -409,12 +410,12 @@ _fbt_search(Relation rel, FbtScanInsert key, Buffer *bufP, int access,
 
 restart:
 	_fbt_desc_init(&pos, true);
-	pos.leaf_atomic = leafapin != NULL && access == FBT_READ &&
-		!RecoveryInProgress();
+	pos.leaf_atomic = leafapin != NULL && access == FBT_READ && !inrecovery;
 	fromblk = InvalidBlockNumber;
 	if (unlocked)
 	{
-		FbtMetaPageData *metad = _fbt_getmeta(rel, refresh);
+		FbtMetaPageData *metad = (rel->rd_amcache != NULL && !refresh) ?
+			(FbtMetaPageData *) rel->rd_amcache : _fbt_getmeta(rel, refresh);
 
 		/* an empty index and a root leaf take the locked path */
 		if (metad->fbtm_root != P_NONE && metad->fbtm_level > 0)
