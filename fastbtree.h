@@ -1037,6 +1037,18 @@ typedef struct FbtScanOpaqueData
 
 	/* the backend's kept scan state (fbtbeginscan), not palloc'd */
 	bool		kept;
+	/*
+	 * The memory context of the scan (CurrentMemoryContext at
+	 * ambeginscan): whatever the scan allocates for its lifetime goes
+	 * there, never into the kept state's TopMemoryContext
+	 */
+	MemoryContext scanCxt;
+	/*
+	 * The atomic pin slot of currPos.buf while _fbt_start_at() reads a leaf
+	 * pinned through its leaf hint, else FBT_APIN_NONE; still set only if
+	 * an error left the read (the slot then went with the resource owner)
+	 */
+	int			currApin;
 	/* check every attribute's bounds in leaf items read (fbtrescan) */
 	bool		checkTuples;
 	bool		hasVarlenAtts;	/* the index has varlena or cstring columns */

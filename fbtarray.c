@@ -153,7 +153,7 @@ _fbt_add_skip_keys(IndexScanDesc scan, bool *haseq)
 			continue;
 		/* the values' copies live with the array elements */
 		if (so->arrayContext == NULL)
-			so->arrayContext = AllocSetContextCreate(GetMemoryChunkContext(so),
+			so->arrayContext = AllocSetContextCreate(so->scanCxt,
 													 "fastbtree array keys",
 													 ALLOCSET_SMALL_SIZES);
 		memset(key, 0, sizeof(ScanKeyData));
@@ -166,7 +166,7 @@ _fbt_add_skip_keys(IndexScanDesc scan, bool *haseq)
 		so->keyStrategy[k] = BTEqualStrategyNumber;
 		if (so->keyOrderProc[k].fn_oid != proc->fn_oid)
 			fmgr_info_copy(&so->keyOrderProc[k], proc,
-						   GetMemoryChunkContext(so));
+						   so->scanCxt);
 		so->keyCmpKind[k] = FBT_CMP_FMGR;
 		so->keyHasSortSupport[k] = false;
 

@@ -242,7 +242,7 @@ _fbt_prefetch_peek(IndexScanDesc scan, FbtPrefetchState *ps, FbtScanPos pos)
 	{
 		if (ps->peek != NULL)
 			pfree(ps->peek);
-		ps->peek = MemoryContextAlloc(GetMemoryChunkContext(scan->opaque),
+		ps->peek = MemoryContextAlloc(((FbtScanOpaque) scan->opaque)->scanCxt,
 									  sizeof(ItemPointerData) * ps->maxDistance);
 		ps->peekCap = ps->maxDistance;
 	}

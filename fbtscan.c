@@ -617,6 +617,18 @@ _fbt_release_curr(IndexScanDesc scan)
 {
 	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
 
+	if (unlikely(so->currApin != FBT_APIN_NONE))
+	{
+		/*
+		 * An error left _fbt_start_at()'s read of a leaf pinned atomically;
+		 * the resource owner released that pin (no scan is used after an
+		 * error, but a buffer we do not own must never reach bufmgr)
+		 */
+		so->currPos.buf = InvalidBuffer;
+		so->currPos.currPage = InvalidBlockNumber;
+		so->currApin = FBT_APIN_NONE;
+		so->numKilled = 0;
+	}
 	if (so->numKilled > 0)
 		_fbt_killitems(scan);
 	_fbt_invalidate_pos(&so->currPos);
@@ -687,6 +699,8 @@ fbtbeginscan(Relation rel, int nkeys, int norderbys)
 		so = (FbtScanOpaque) palloc(sizeof(FbtScanOpaqueData));
 		so->kept = false;
 	}
+	so->scanCxt = CurrentMemoryContext;
+	so->currApin = FBT_APIN_NONE;
 	so->keysPrepared = false;
 	so->qual_ok = true;
 	so->numberOfKeys = 0;
@@ -726,6 +740,9 @@ fbtbeginscan(Relation rel, int nkeys, int norderbys)
 			{
 				if (so_keys_kept != NULL)
 					pfree(so_keys_kept);
+				/* (nothing dangling if the allocation fails) */
+				so_keys_kept = NULL;
+				so_keys_size = 0;
 				so_keys_kept = MemoryContextAlloc(TopMemoryContext,
 												  Max(total, 1024));
 				so_keys_size = Max(total, 1024);
@@ -1548,11 +1565,13 @@ _fbt_start_at(IndexScanDesc scan, ScanDirection dir, Buffer buf,
 	so->currPos.buf = buf;
 	so->currPos.moreLeft = true;
 	so->currPos.moreRight = true;
+	so->currApin = apin;
 	found = _fbt_readpage(scan, dir, offnum, true);
 	if (apin != FBT_APIN_NONE)
 	{
 		Assert(_fbt_leaf_pin_dropped(scan));
 		so->currPos.buf = InvalidBuffer;
+		so->currApin = FBT_APIN_NONE;
 		_fbt_lockpin(buf, BUFFER_LOCK_UNLOCK, apin);
 		_fbt_unpin(buf, apin);
 	}
@@ -2002,7 +2021,7 @@ _fbt_steppage(IndexScanDesc scan, ScanDirection dir)
 	{
 		_fbt_invalidate_mark(so);
 		if (so->markPos == NULL)
-			so->markPos = MemoryContextAlloc(GetMemoryChunkContext(so),
+			so->markPos = MemoryContextAlloc(so->scanCxt,
 											 sizeof(FbtScanPosData));
 		if (BufferIsValid(so->currPos.buf))
 			IncrBufferRefCount(so->currPos.buf);

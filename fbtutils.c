@@ -423,7 +423,7 @@ _fbt_prepare_sortsupport(IndexScanDesc scan, int i)
 	 * that setting one up for a scan of one probe takes no malloc().
 	 */
 	if (so->sortContext == NULL)
-		so->sortContext = AllocSetContextCreate(GetMemoryChunkContext(so),
+		so->sortContext = AllocSetContextCreate(so->scanCxt,
 												"fastbtree sort support",
 												ALLOCSET_DEFAULT_SIZES);
 	memset(ssup, 0, sizeof(SortSupportData));
@@ -553,7 +553,7 @@ _fbt_prepare_rowcompare(IndexScanDesc scan, int i, ScanKey key)
 {
 	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
 	Relation	rel = scan->indexRelation;
-	MemoryContext cxt = GetMemoryChunkContext(so);
+	MemoryContext cxt = so->scanCxt;
 	ScanKey		members = (ScanKey) DatumGetPointer(key->sk_argument);
 	ScanKey		copy;
 	bool		reuse;
@@ -685,7 +685,7 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 		if (scan->keyData[i].sk_flags & SK_SEARCHARRAY)
 			break;
 	if (i < nkeys && so->arrayContext == NULL)
-		so->arrayContext = AllocSetContextCreate(GetMemoryChunkContext(so),
+		so->arrayContext = AllocSetContextCreate(so->scanCxt,
 												 "fastbtree array keys",
 												 ALLOCSET_SMALL_SIZES);
 	if (so->arrayContext != NULL)
@@ -805,7 +805,7 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 
 					if (so->keyOrderProc[i].fn_oid != proc->fn_oid)
 						fmgr_info_copy(&so->keyOrderProc[i], proc,
-									   GetMemoryChunkContext(so));
+									   so->scanCxt);
 				}
 				else
 				{
@@ -818,7 +818,7 @@ _fbt_preprocess_keys(IndexScanDesc scan)
 							 rel->rd_opfamily[col]);
 					if (so->keyOrderProc[i].fn_oid != cmpproc)
 						fmgr_info_cxt(cmpproc, &so->keyOrderProc[i],
-									  GetMemoryChunkContext(so));
+									  so->scanCxt);
 				}
 				strat = key->sk_strategy;
 			}
