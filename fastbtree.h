@@ -1554,6 +1554,7 @@ _fbt_pinbuf(Relation rel, FbtScanPins *pins, BlockNumber blkno,
 				pgstat_count_buffer_read(rel);
 				pgstat_count_buffer_hit(rel);
 				pgBufferUsage.shared_blks_hit++;
+				fbt_count_io_hit();
 				*borrowed = true;
 				return pins->buf[i];
 			}

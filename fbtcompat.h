@@ -490,6 +490,20 @@ fbt_extend_locked(Relation rel)
  * change: there the module pins nothing and callers use ReadRecentBuffer().
  */
 #define FBT_HAVE_ATOMIC_PIN		(PG_VERSION_NUM < 190000)
+
+/*
+ * A shared buffer hit in pg_stat_io (16 and later), as ReadBuffer() counts
+ * one, for pins that do not go through it (atomic pins, scan pins reused)
+ */
+#if PG_VERSION_NUM >= 180000
+#define fbt_count_io_hit() \
+	pgstat_count_io_op(IOOBJECT_RELATION, IOCONTEXT_NORMAL, IOOP_HIT, 1, 0)
+#elif PG_VERSION_NUM >= 160000
+#define fbt_count_io_hit() \
+	pgstat_count_io_op(IOOBJECT_RELATION, IOCONTEXT_NORMAL, IOOP_HIT)
+#else
+#define fbt_count_io_hit() ((void) 0)
+#endif
 #define FBT_APIN_NONE			(-1)
 
 /* The buffer tag of rel's main-fork block blkno; only fbtpin.c uses them */

@@ -72,6 +72,7 @@
 
 #include "access/xlog.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "storage/buf_internals.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
@@ -318,6 +319,7 @@ fbt_atomic_pin(Relation rel, BlockNumber blkno, Buffer buf)
 	apin_used++;
 	VALGRIND_MAKE_MEM_DEFINED(BufHdrGetBlock(hdr), BLCKSZ);
 	pgBufferUsage.shared_blks_hit++;
+	fbt_count_io_hit();
 	return slot;
 }
 
