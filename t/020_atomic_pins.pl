@@ -128,6 +128,36 @@ sub expect_error
 	$bg->{stderr} = '';
 }
 
+# run $sql in background session $bg (backend $pid), which must stall on
+# the advisory lock $key (fastbtree.debug_stall_lock) another session holds
+sub start_stalled
+{
+	my ($bg, $pid, $key, $sql) = @_;
+	$bg->query_until(qr/started/, "\\echo started\n$sql;\n");
+	$node->poll_query_until(
+		'postgres', qq{
+SELECT count(*) FROM pg_locks
+WHERE locktype = 'advisory' AND pid = $pid AND objid = $key AND NOT granted},
+		'1') or die "no stall: $sql";
+}
+
+# is backend $pid idle within 5 s?  (A VACUUM woken by an unpin finishes at
+# once; not woken, it sleeps until something else sets its latch, about
+# 10 s here.)
+sub idle_soon
+{
+	my ($pid) = @_;
+	my $start = time;
+	while (time - $start < 5)
+	{
+		return 1
+		  if $node->safe_psql('postgres',
+			"SELECT state FROM pg_stat_activity WHERE pid = $pid") eq 'idle';
+		select(undef, undef, undef, 0.05);
+	}
+	return 0;
+}
+
 # ---- Part 1 ----
 my $s = $node->background_psql('postgres', on_error_stop => 0);
 $s->query_safe($session_setup);
@@ -230,13 +260,7 @@ SKIP:
 	);
 	my $ctl = $node->background_psql('postgres');
 	$ctl->query_safe('SELECT pg_advisory_lock(7401)');
-	$r->query_until(qr/started/,
-		"\\echo started\nSELECT v FROM t WHERE k = 170001;\n");
-	$node->poll_query_until(
-		'postgres', qq{
-SELECT count(*) FROM pg_locks
-WHERE locktype = 'advisory' AND pid = $r_pid AND objid = 7401 AND NOT granted},
-		'1') or die 'R did not stall';
+	start_stalled($r, $r_pid, 7401, 'SELECT v FROM t WHERE k = 170001');
 	is( $node->safe_psql(
 			'postgres', q{
 SELECT string_agg(ty, '' ORDER BY ty) FROM (
@@ -257,22 +281,7 @@ WHERE relfilenode = pg_relation_filenode('t_k') AND pinning_backends > 0) s}),
 		'VACUUM waits for a cleanup lock on a page R pinned');
 
 	$ctl->query_safe('SELECT pg_advisory_unlock(7401)');
-	# VACUUM must be woken at once: without the wakeup it sleeps until
-	# something else sets its latch (about 10 s here)
-	my $start = time;
-	my $woken = 0;
-	while (time - $start < 5)
-	{
-		if ($node->safe_psql('postgres',
-				"SELECT state FROM pg_stat_activity WHERE pid = $v_pid") eq
-			'idle')
-		{
-			$woken = 1;
-			last;
-		}
-		select(undef, undef, undef, 0.05);
-	}
-	ok($woken, 'VACUUM is woken when the atomic pin goes');
+	ok(idle_soon($v_pid), 'VACUUM is woken when the atomic pin goes');
 	$r->query_safe('RESET fastbtree.debug_stall_lock');
 	is($r->query_safe('SELECT v FROM t WHERE k = 170002'), '2',
 		'R reads after the stall');
@@ -308,13 +317,7 @@ SKIP:
 	);
 	my $ctl = $node->background_psql('postgres');
 	$ctl->query_safe('SELECT pg_advisory_lock(7402)');
-	$r->query_until(qr/started/,
-		"\\echo started\nSELECT v FROM t WHERE k = 170002;\n");
-	$node->poll_query_until(
-		'postgres', qq{
-SELECT count(*) FROM pg_locks
-WHERE locktype = 'advisory' AND pid = $r_pid AND objid = 7402 AND NOT granted},
-		'1') or die 'R did not stall on the leaf';
+	start_stalled($r, $r_pid, 7402, 'SELECT v FROM t WHERE k = 170002');
 	is( $node->safe_psql(
 			'postgres', q{
 SELECT count(*) FROM pg_buffercache
@@ -333,20 +336,7 @@ WHERE relfilenode = pg_relation_filenode('t_k') AND pinning_backends > 0
 			'BufferPin'),
 		'VACUUM waits for the cleanup lock of the leaf R pinned');
 	$ctl->query_safe('SELECT pg_advisory_unlock(7402)');
-	my $start = time;
-	my $woken = 0;
-	while (time - $start < 5)
-	{
-		if ($node->safe_psql('postgres',
-				"SELECT state FROM pg_stat_activity WHERE pid = $v_pid") eq
-			'idle')
-		{
-			$woken = 1;
-			last;
-		}
-		select(undef, undef, undef, 0.05);
-	}
-	ok($woken, 'VACUUM is woken when the atomic leaf pin goes');
+	ok(idle_soon($v_pid), 'VACUUM is woken when the atomic leaf pin goes');
 	eval { $v->quit; };
 
 	# cancelled while it holds the atomic leaf pin; VACUUM's relcache
@@ -356,13 +346,7 @@ WHERE relfilenode = pg_relation_filenode('t_k') AND pinning_backends > 0
 		'R reads after VACUUM');
 	$r->query_safe('SET fastbtree.debug_stall_lock = 7402');
 	$ctl->query_safe('SELECT pg_advisory_lock(7402)');
-	$r->query_until(qr/started/,
-		"\\echo started\nSELECT v FROM t WHERE k = 170004;\n");
-	$node->poll_query_until(
-		'postgres', qq{
-SELECT count(*) FROM pg_locks
-WHERE locktype = 'advisory' AND pid = $r_pid AND objid = 7402 AND NOT granted},
-		'1') or die 'R did not stall on the leaf again';
+	start_stalled($r, $r_pid, 7402, 'SELECT v FROM t WHERE k = 170004');
 	$node->safe_psql('postgres', "SELECT pg_cancel_backend($r_pid)");
 	$ctl->query_safe('SELECT pg_advisory_unlock(7402)');
 	$r->query('RESET fastbtree.debug_stall_lock');
