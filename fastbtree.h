@@ -59,8 +59,6 @@
 #include "executor/instrument.h"
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
-#include <math.h>
-
 #include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "storage/bufpage.h"
@@ -1163,69 +1161,8 @@ extern void _fbt_machine_arg(FbtCmpKind kind, int argwidth, Datum arg,
 							 int64 *iarg, double *farg);
 extern int32 _fbt_machine_order(FbtCmpKind kind, int64 iarg, double farg,
 								Datum datum);
-/* float8_cmp_internal()'s order: NaN = NaN > everything else; -0 = 0 */
-static inline int32
-_fbt_cmp_float(double a, double b)
-{
-	if (unlikely(isnan(a)))
-		return isnan(b) ? 0 : 1;
-	if (unlikely(isnan(b)))
-		return -1;
-	return (a > b) - (a < b);
-}
-
-/*
- * Machine comparison of a search argument (iarg or farg) with a non-null
- * value of a column of machine kind: < 0, 0, > 0 as the argument sorts
- * before, with, or after the value (ascending order; callers apply DESC).
- */
-static inline int32
-_fbt_machine_cmp(FbtCmpKind kind, int64 iarg, double farg, Datum datum)
-{
-	switch (kind)
-	{
-		case FBT_CMP_INT2:
-			return (iarg > DatumGetInt16(datum)) - (iarg < DatumGetInt16(datum));
-		case FBT_CMP_INT4:
-			return (iarg > DatumGetInt32(datum)) - (iarg < DatumGetInt32(datum));
-		case FBT_CMP_INT8:
-			return (iarg > DatumGetInt64(datum)) - (iarg < DatumGetInt64(datum));
-		case FBT_CMP_OID:
-			return (iarg > (int64) DatumGetObjectId(datum)) -
-				(iarg < (int64) DatumGetObjectId(datum));
-		case FBT_CMP_FLOAT4:
-			return _fbt_cmp_float(farg, (double) DatumGetFloat4(datum));
-		default:
-			return _fbt_cmp_float(farg, DatumGetFloat8(datum));
-	}
-}
-
-/*
- * _fbt_machine_test() -- evaluate "value op argument" for a search key of
- * machine kind (not FBT_CMP_FMGR) on a non-null value, where op has btree
- * strategy strat: the operator of an opfamily agrees with its support
- * proc 1, so the machine comparison decides it without fmgr.
- */
-static inline bool
-_fbt_machine_test(FbtCmpKind kind, StrategyNumber strat, int64 iarg,
-				  double farg, Datum datum)
-{
-	int32		r = _fbt_machine_cmp(kind, iarg, farg, datum);
-
-	switch (strat)
-	{
-		case BTLessStrategyNumber:
-			return r > 0;
-		case BTLessEqualStrategyNumber:
-			return r >= 0;
-		case BTEqualStrategyNumber:
-			return r == 0;
-		case BTGreaterEqualStrategyNumber:
-			return r <= 0;
-		default:
-			return r < 0;
-	}
-}
+extern bool _fbt_machine_test(FbtCmpKind kind, StrategyNumber strat,
+							  int64 iarg, double farg, Datum datum);
 extern int32 _fbt_compare(Relation rel, FbtScanInsert key, Buffer buf,
 						  OffsetNumber offnum);
 extern OffsetNumber _fbt_binsrch(Relation rel, FbtScanInsert key, Buffer buf);

@@ -38,6 +38,43 @@
 
 bool		fbt_fast_compare = true;
 
+/* float8_cmp_internal()'s order: NaN = NaN > everything else; -0 = 0 */
+static inline int32
+_fbt_cmp_float(double a, double b)
+{
+	if (unlikely(isnan(a)))
+		return isnan(b) ? 0 : 1;
+	if (unlikely(isnan(b)))
+		return -1;
+	return (a > b) - (a < b);
+}
+
+/*
+ * Machine comparison of a search argument (iarg or farg) with a non-null
+ * value of a column of machine kind: < 0, 0, > 0 as the argument sorts
+ * before, with, or after the value (ascending order; callers apply DESC).
+ */
+static inline int32
+_fbt_machine_cmp(FbtCmpKind kind, int64 iarg, double farg, Datum datum)
+{
+	switch (kind)
+	{
+		case FBT_CMP_INT2:
+			return (iarg > DatumGetInt16(datum)) - (iarg < DatumGetInt16(datum));
+		case FBT_CMP_INT4:
+			return (iarg > DatumGetInt32(datum)) - (iarg < DatumGetInt32(datum));
+		case FBT_CMP_INT8:
+			return (iarg > DatumGetInt64(datum)) - (iarg < DatumGetInt64(datum));
+		case FBT_CMP_OID:
+			return (iarg > (int64) DatumGetObjectId(datum)) -
+				(iarg < (int64) DatumGetObjectId(datum));
+		case FBT_CMP_FLOAT4:
+			return _fbt_cmp_float(farg, (double) DatumGetFloat4(datum));
+		default:
+			return _fbt_cmp_float(farg, DatumGetFloat8(datum));
+	}
+}
+
 static inline int32 _fbt_cmp_first_machine(FbtScanInsert key, IndexTuple itup);
 static inline bool _fbt_machine_kind(uint8 kind);
 
@@ -180,6 +217,33 @@ _fbt_classify_key(Relation rel, ScanKey sk, Oid procoid, int64 *iarg,
 						 TupleDescAttr(RelationGetDescr(rel), sk->sk_attno - 1),
 						 sk, iarg, farg, argwidth);
 	return kind == FBT_CMP_TEXT_C ? FBT_CMP_FMGR : kind;
+}
+
+/*
+ * _fbt_machine_test() -- evaluate "value op argument" for a search key of
+ * machine kind (not FBT_CMP_FMGR) on a non-null value, where op has btree
+ * strategy strat: the operator of an opfamily agrees with its support
+ * proc 1, so the machine comparison decides it without fmgr.
+ */
+bool
+_fbt_machine_test(FbtCmpKind kind, StrategyNumber strat, int64 iarg,
+				  double farg, Datum datum)
+{
+	int32		r = _fbt_machine_cmp(kind, iarg, farg, datum);
+
+	switch (strat)
+	{
+		case BTLessStrategyNumber:
+			return r > 0;
+		case BTLessEqualStrategyNumber:
+			return r >= 0;
+		case BTEqualStrategyNumber:
+			return r == 0;
+		case BTGreaterEqualStrategyNumber:
+			return r <= 0;
+		default:
+			return r < 0;
+	}
 }
 
 /*

@@ -1226,7 +1226,33 @@ _fbt_checkkey_inline(FbtScanOpaque so, int i, IndexTuple tuple, int tupnatts,
 		return false;
 	}
 
-	if (so->keyCmpKind[i] != FBT_CMP_FMGR)
+	if (so->keyCmpKind[i] == FBT_CMP_INT4 || so->keyCmpKind[i] == FBT_CMP_INT8)
+	{
+		/* _fbt_machine_test() for integer keys, inline */
+		int64		v = so->keyCmpKind[i] == FBT_CMP_INT4 ?
+			(int64) DatumGetInt32(datum) : DatumGetInt64(datum);
+		int64		arg = so->keyIarg[i];
+
+		switch (key->sk_strategy)
+		{
+			case BTLessStrategyNumber:
+				ok = v < arg;
+				break;
+			case BTLessEqualStrategyNumber:
+				ok = v <= arg;
+				break;
+			case BTEqualStrategyNumber:
+				ok = v == arg;
+				break;
+			case BTGreaterEqualStrategyNumber:
+				ok = v >= arg;
+				break;
+			default:
+				ok = v > arg;
+				break;
+		}
+	}
+	else if (so->keyCmpKind[i] != FBT_CMP_FMGR)
 		ok = _fbt_machine_test((FbtCmpKind) so->keyCmpKind[i],
 							   key->sk_strategy, so->keyIarg[i],
 							   so->keyFarg[i], datum);
