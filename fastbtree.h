@@ -892,6 +892,7 @@ typedef struct FbtPrefetchState
 	int			ahead;			/* the farthest item of currPos considered */
 	bool		pageStart;		/* currPos was just read: nothing handed
 								 * out from it yet */
+	bool		handedOut;		/* an item was handed out since the rescan */
 	BlockNumber lastBlock;		/* heap block prefetched or skipped last */
 	int			probeEvery;		/* items between probes at distance 0 */
 	int			probeIn;		/* items left until the next probe */

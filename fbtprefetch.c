@@ -15,8 +15,9 @@
  * or changed for a prefetched block, so prefetch is advice only and cannot
  * change what a scan returns.
  *
- * The distance adapts, as a bitmap heap scan's does: it starts at 1 (an ORDER
- * BY ... LIMIT 1 prefetches at most one block), doubles each time a
+ * The distance adapts, as a bitmap heap scan's does: it starts at 1, from
+ * the second item a rescan hands out (an ORDER BY ... LIMIT 1 prefetches
+ * nothing, LIMIT 2 at most one block), doubles each time a
  * prefetched block was neither in shared buffers nor in the kernel's page
  * cache (FBT_PREFETCH_CACHED_US), up to the heap tablespace's
  * effective_io_concurrency (looked up at the first such block, so that a warm
@@ -110,6 +111,7 @@ _fbt_prefetch_start(IndexScanDesc scan)
 	ps->distance = ps->enabled ? 1 : 0;
 	ps->ahead = -1;
 	ps->pageStart = false;
+	ps->handedOut = false;
 	ps->lastBlock = InvalidBlockNumber;
 	ps->probeEvery = FBT_PREFETCH_PROBE_MIN;
 	ps->probeIn = FBT_PREFETCH_PROBE_MIN;
@@ -396,6 +398,19 @@ _fbt_prefetch(IndexScanDesc scan)
 	int			target;
 
 	/*
+	 * Nothing for the first item a rescan hands out: a scan that stops
+	 * there (ORDER BY ... LIMIT 1, the planner's probe of an index's end
+	 * value, a unique probe) costs what it costs btree, no buffer lookup
+	 * and, in an index-only scan, no visibility map pin of its own.
+	 */
+	if (!ps->handedOut)
+	{
+		ps->handedOut = true;
+		ps->pageStart = false;
+		return;
+	}
+
+	/*
 	 * On a leaf just read by a scan that has been prefetching (not a first
 	 * leaf), the block of the item handed out first goes first, so that
 	 * the executor's read of it does not queue behind the prefetches of
@@ -466,7 +481,8 @@ _fbt_prefetch(IndexScanDesc scan)
 
 /*
  * _fbt_prefetch_end() -- release what prefetching holds: the visibility
- * map page of an index-only scan.  At rescan and endscan.
+ * map page of an index-only scan, kept across rescans (as the executor
+ * keeps its own) so that a nested loop pins it once.  At endscan.
  */
 void
 _fbt_prefetch_end(IndexScanDesc scan)

@@ -814,8 +814,6 @@ fbtrescan(IndexScanDesc scan, ScanKey scankey, int nscankeys,
 	_fbt_invalidate_mark(so);
 	so->markItemIndex = -1;
 	so->primScanGen = 0;
-	if (BufferIsValid(so->prefetch.vmbuffer))
-		_fbt_prefetch_end(scan);
 	_fbt_prefetch_start(scan);
 
 	if (scan->xs_want_itup && so->currTuples == NULL)
