@@ -1531,8 +1531,9 @@ _fbt_unpin(Buffer buf, int apin)
  * through the buffer manager.  The page is not checked: the caller
  * locks it and runs _fbt_checkpage(), or reads it optimistically.  The
  * reuse is counted as the pin btree takes would be: a fetch and a hit in
- * the relation's statistics (pg_statio), a shared hit in the buffer usage
- * of EXPLAIN (BUFFERS) and pg_stat_statements.  Raises
+ * the relation's statistics (pg_statio), a shared (local, for a temporary
+ * index) hit in the buffer usage of EXPLAIN (BUFFERS) and
+ * pg_stat_statements and in pg_stat_io.  Raises
  * ERRCODE_INDEX_CORRUPTED for P_NEW.
  */
 static inline Buffer
@@ -1554,8 +1555,16 @@ _fbt_pinbuf(Relation rel, FbtScanPins *pins, BlockNumber blkno,
 				fbt_stats.scan_pin_reuses++;
 				pgstat_count_buffer_read(rel);
 				pgstat_count_buffer_hit(rel);
-				pgBufferUsage.shared_blks_hit++;
-				fbt_count_io_hit();
+				if (unlikely(RelationUsesLocalBuffers(rel)))
+				{
+					pgBufferUsage.local_blks_hit++;
+					fbt_count_io_hit_local();
+				}
+				else
+				{
+					pgBufferUsage.shared_blks_hit++;
+					fbt_count_io_hit();
+				}
 				*borrowed = true;
 				return pins->buf[i];
 			}

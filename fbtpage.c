@@ -554,6 +554,11 @@ bool		fbt_scan_pins = true;
 bool		fbt_optimistic_reads = true;
 FbtStats	fbt_stats;
 
+#if PG_VERSION_NUM >= 160000
+/* pg_stat_io hits not yet handed to the stats machinery (fbtcompat.h) */
+uint64		fbt_io_hits_pending = 0;
+#endif
+
 /*
  * Pins a backend keeps for scans' lifetimes, in all its scans together, and
  * the most it may keep.  A backend with many open scans (cursors, deep
@@ -575,7 +580,8 @@ _fbt_scan_pin_budget(void)
 /*
  * Forget the scan pins of the transaction that ended: the resource owners
  * released every buffer pin, and no scan survives its transaction; take
- * back the kept scan state an error left lent (fbtscan.c).
+ * back the kept scan state an error left lent (fbtscan.c); hand the
+ * transaction's pg_stat_io hits to the stats machinery (fbtcompat.h).
  * Registered by _PG_init().
  */
 void
@@ -587,6 +593,7 @@ fbt_xact_callback(XactEvent event, void *arg)
 	{
 		fbt_scan_pins_held = 0;
 		_fbt_scan_cache_reset();
+		fbt_flush_io_hits();
 	}
 }
 
@@ -598,7 +605,8 @@ fbt_xact_callback(XactEvent event, void *arg)
  * the atomic pin's slot when the hinted buffer could be pinned atomically
  * (fastbtree.atomic_pins; fbtpin.c), FBT_APIN_NONE otherwise.  A hit is
  * counted in the relation's statistics as ReadBuffer() would count it (a
- * fetch and a hit), so pg_statio_*_indexes read the same either way.
+ * fetch and a hit) and in pg_stat_io, so pg_statio_*_indexes and
+ * pg_stat_io read the same either way.
  */
 static inline Buffer
 _fbt_readbuf(Relation rel, BlockNumber blkno, int *apin)
@@ -621,8 +629,13 @@ _fbt_readbuf(Relation rel, BlockNumber blkno, int *apin)
 				hit = (*apin != FBT_APIN_NONE);
 			}
 			else if ((++hint->uses % FBT_HINT_REFRESH) != 0)
+			{
 				hit = ReadRecentBuffer(FbtRelFileId(rel), MAIN_FORKNUM, blkno,
 									   hint->buf);
+				/* ReadRecentBuffer() leaves pg_stat_io to its caller */
+				if (hit)
+					fbt_count_io_hit();
+			}
 			else
 			{
 				/*
