@@ -1407,6 +1407,24 @@ extern void _fbt_prepare_sortsupport_col(Relation rel, int col,
 										 SortSupport ssup);
 extern void _fbt_preprocess_keys(IndexScanDesc scan);
 extern bool _fbt_start_array_keys(IndexScanDesc scan, ScanDirection dir);
+
+/*
+ * _fbt_start_array_keys() without a call for a scan without array keys
+ * (a rescan of a nested loop's probe)
+ */
+static inline bool
+_fbt_start_array_keys_inline(IndexScanDesc scan, ScanDirection dir)
+{
+	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
+
+	if (so->numArrayKeys == 0)
+	{
+		so->needPrimScan = false;
+		so->arraysAdvanced = true;
+		return so->qual_ok;
+	}
+	return _fbt_start_array_keys(scan, dir);
+}
 extern bool _fbt_advance_array_keys(IndexScanDesc scan, ScanDirection dir);
 extern void _fbt_mark_array_keys(IndexScanDesc scan);
 extern void _fbt_restore_array_keys(IndexScanDesc scan);

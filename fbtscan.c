@@ -502,7 +502,7 @@ _fbt_posting_all_killed(FbtScanPos pos, const bool *killedset, int itemIndex,
  * lost hint.  If we dropped the pin, the page must not have changed at all
  * since we read it (same LSN), else nothing is marked.
  */
-static void
+static pg_noinline void
 _fbt_killitems(IndexScanDesc scan)
 {
 	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
@@ -1523,7 +1523,15 @@ _fbt_readpage(IndexScanDesc scan, ScanDirection dir, OffsetNumber offnum,
 
 	PredicateLockPage(scan->indexRelation, so->currPos.currPage,
 					  scan->xs_snapshot);
-	if (so->prefetch.enabled)
+
+	/*
+	 * (A page of one match before the rescan has handed out an item has
+	 * nothing to prefetch, and no read ahead was made: the state
+	 * _fbt_prefetch_start() left stands.)
+	 */
+	if (so->prefetch.enabled &&
+		(so->prefetch.handedOut ||
+		 so->currPos.firstItem < so->currPos.lastItem))
 		_fbt_prefetch_page(scan);
 	return so->currPos.firstItem <= so->currPos.lastItem;
 }
@@ -2179,7 +2187,7 @@ fbtgettuple(IndexScanDesc scan, ScanDirection dir)
 
 	scan->xs_recheck = false;
 
-	if (!FbtScanPosIsValid(so->currPos) && !_fbt_start_array_keys(scan, dir))
+	if (!FbtScanPosIsValid(so->currPos) && !_fbt_start_array_keys_inline(scan, dir))
 		return false;
 
 	/* array mode: one pass, a new descent where the page asks for one */
