@@ -1406,24 +1406,26 @@ extern int	_fbt_keep_natts(Relation rel, IndexTuple lastleft,
 extern void _fbt_prepare_sortsupport_col(Relation rel, int col,
 										 SortSupport ssup);
 extern void _fbt_preprocess_keys(IndexScanDesc scan);
-extern bool _fbt_start_array_keys(IndexScanDesc scan, ScanDirection dir);
+extern void _fbt_first_array_elems(IndexScanDesc scan, ScanDirection dir);
 
 /*
- * _fbt_start_array_keys() without a call for a scan without array keys
- * (a rescan of a nested loop's probe)
+ * _fbt_start_array_keys() -- set every array key to its first element in
+ * scan direction dir.  Returns false if the scan can match nothing.
+ * Inline: a scan without arrays (a nested loop's probe, rescanned per
+ * outer row) makes no call.
  */
 static inline bool
-_fbt_start_array_keys_inline(IndexScanDesc scan, ScanDirection dir)
+_fbt_start_array_keys(IndexScanDesc scan, ScanDirection dir)
 {
 	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
 
-	if (so->numArrayKeys == 0)
-	{
-		so->needPrimScan = false;
-		so->arraysAdvanced = true;
-		return so->qual_ok;
-	}
-	return _fbt_start_array_keys(scan, dir);
+	so->needPrimScan = false;
+	so->arraysAdvanced = true;
+	if (!so->qual_ok)
+		return false;
+	if (so->numArrayKeys > 0)
+		_fbt_first_array_elems(scan, dir);
+	return true;
 }
 extern bool _fbt_advance_array_keys(IndexScanDesc scan, ScanDirection dir);
 extern void _fbt_mark_array_keys(IndexScanDesc scan);

@@ -2187,7 +2187,7 @@ fbtgettuple(IndexScanDesc scan, ScanDirection dir)
 
 	scan->xs_recheck = false;
 
-	if (!FbtScanPosIsValid(so->currPos) && !_fbt_start_array_keys_inline(scan, dir))
+	if (!FbtScanPosIsValid(so->currPos) && !_fbt_start_array_keys(scan, dir))
 		return false;
 
 	/* array mode: one pass, a new descent where the page asks for one */

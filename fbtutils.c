@@ -945,19 +945,16 @@ _fbt_set_array_elem(IndexScanDesc scan, FbtArrayKeyInfo *ak, int elem)
 }
 
 /*
- * _fbt_start_array_keys() -- set every array key to its first element in
- * scan direction dir.  Returns false if the scan can match nothing.
+ * _fbt_first_array_elems() -- set every array key (there is at least one)
+ * to its first element in scan direction dir; the rest of
+ * _fbt_start_array_keys() (fastbtree.h).
  */
-bool
-_fbt_start_array_keys(IndexScanDesc scan, ScanDirection dir)
+void
+_fbt_first_array_elems(IndexScanDesc scan, ScanDirection dir)
 {
 	FbtScanOpaque so = (FbtScanOpaque) scan->opaque;
 	int			i;
 
-	so->needPrimScan = false;
-	so->arraysAdvanced = true;
-	if (!so->qual_ok)
-		return false;
 	for (i = 0; i < so->numArrayKeys; i++)
 	{
 		FbtArrayKeyInfo *ak = &so->arrayKeys[i];
@@ -971,7 +968,6 @@ _fbt_start_array_keys(IndexScanDesc scan, ScanDirection dir)
 			_fbt_set_array_elem(scan, ak, ScanDirectionIsBackward(dir) ?
 								ak->num_elems - 1 : 0);
 	}
-	return true;
 }
 
 /*
