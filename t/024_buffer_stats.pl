@@ -10,9 +10,10 @@
 # (pg_stat_get_backend_io()), which fastbtree hands to the statistics
 # machinery at transaction end (fbtcompat.h).  Queries: a nested loop with a
 # plain index scan inside, the same as an index-only scan, a PL/pgSQL loop of
-# point probes, a range scan, and a nested loop into a temporary table's
-# index (local buffers); with every switch on, then with
-# fastbtree.atomic_pins and fastbtree.scan_pins off.
+# point probes, a range scan, one whose lower bound the planner looks up in
+# the index (get_actual_variable_range), and a nested loop into a temporary
+# table's index (local buffers); with the run's settings (every switch on
+# by default), then with fastbtree.atomic_pins and fastbtree.scan_pins off.
 
 use strict;
 use warnings;
@@ -48,7 +49,12 @@ my %queries = (
 	nestloop => 'SELECT sum(t.v) FROM keys JOIN TBL t ON t.k = keys.k',
 	nestloop_ios => 'SELECT count(*) FROM keys JOIN TBL t ON t.k = keys.k',
 	probes => q{DO $$DECLARE s int8 := 0; x int4; BEGIN FOR i IN 1..2000 LOOP SELECT v INTO x FROM TBL WHERE k = (i * 7919) % 200000 + 1; s := s + x; END LOOP; RAISE NOTICE 'sum %', s; END$$},
-	range => 'SELECT sum(v) FROM TBL WHERE k BETWEEN 1000 AND 61000',
+	# bounds inside the histogram: the planner reads no index page
+	range => 'SELECT sum(v) FROM TBL WHERE k BETWEEN 20001 AND 80000',
+	# a lower bound in the first histogram bucket: the planner reads the
+	# index's first key (get_actual_variable_range), of fastbtree's only
+	# while fastbtree.plan_as_btree is on
+	range_edge => 'SELECT sum(v) FROM TBL WHERE k BETWEEN 1000 AND 61000',
 	# a temporary table's index: local buffers
 	temp_nestloop => 'SELECT sum(t.v) FROM keys JOIN TEMP t ON t.k = keys.k',
 );
@@ -127,13 +133,20 @@ SELECT 'IX ' || (idx_blks_hit + idx_blks_read - :ix0) FROM pg_statio_user_indexe
 	return ($ex, $ix[0], $io[0]);
 }
 
+# the planner's view of fastbtree as a btree off (a setting of a whole
+# suite run in .ci/run): the planner does not read fastbtree's first key
+# for range_edge, so that statement's counts differ by one descent
+my $planner_probe = $node->safe_psql('postgres',
+	"LOAD 'fastbtree'; SHOW fastbtree.plan_as_btree") eq 'on';
+
 for my $config (
-	[ 'every switch on', '' ],
+	[ 'the run\'s settings', '' ],
 	[ 'atomic and scan pins off', 'SET fastbtree.atomic_pins = off; SET fastbtree.scan_pins = off;' ])
 {
 	my ($cname, $settings) = @$config;
 	for my $name (sort keys %queries)
 	{
+
 		my ($exb, $ixb, $iob) = measure('bs_b', $queries{$name}, $settings);
 		my ($exf, $ixf, $iof) = measure('bs_f', $queries{$name}, $settings);
 		if ($queries{$name} !~ /^DO/)
@@ -141,13 +154,18 @@ for my $config (
 			like($exb, qr/Index (Only )?Scan using TBL_k/, "$name: btree plan uses the index");
 			is($exf, $exb, "$name, $cname: EXPLAIN (ANALYZE, BUFFERS) as btree's");
 		}
-		ok(defined $ixb && $ixb >= 2000 / ($name eq 'range' ? 20 : 1),
+		ok(defined $ixb && $ixb >= 2000 / ($name =~ /^range/ ? 20 : 1),
 			"$name: btree's index block count is plausible ($ixb)");
-		is($ixf, $ixb, "$name, $cname: pg_statio_user_indexes blocks as btree's");
-		if ($major >= 18)
+		SKIP:
 		{
-			ok($iob > 0, "$name: btree's pg_stat_io hits counted ($iob)");
-			is($iof, $iob, "$name, $cname: pg_stat_io relation hits as btree's");
+			skip "$name: fastbtree.plan_as_btree is off, the planner reads btree's first key only", $major >= 18 ? 3 : 1
+			  if $name eq 'range_edge' && !$planner_probe;
+			is($ixf, $ixb, "$name, $cname: pg_statio_user_indexes blocks as btree's");
+			if ($major >= 18)
+			{
+				ok($iob > 0, "$name: btree's pg_stat_io hits counted ($iob)");
+				is($iof, $iob, "$name, $cname: pg_stat_io relation hits as btree's");
+			}
 		}
 	}
 }
