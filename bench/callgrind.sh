@@ -80,6 +80,16 @@
 # tables add L1 instruction, data-read and data-write misses per insert
 # and per transaction: fewer instructions that miss more can still take
 # longer.
+#
+# --workloads "W ..." measures whole statements of read workloads instead
+# (bench/workloads/W.sql, as bench/run.sh runs them, plans checked by their
+# "-- expect:" lines): each "\set VAR random(LO, HI)" takes a fixed spread
+# of values over its range, the same on both sides; --statements
+# transactions and the same three times, everything collected, with the
+# workload's "-- gucs:" settings; per statement: instructions, the index
+# layer's (cgsum.pl's index_layer), LWLocks and mapping lookups, btree and
+# fastbtree with its default settings.  The rows the two sides printed must
+# be the same.
 
 set -uo pipefail
 export LC_ALL=C
@@ -101,6 +111,9 @@ INSERT_ROWS=20000
 INSERT_TXNS=2000
 # --cache-sim: simulate the L1 caches in the insert runs
 CACHE_SIM=no
+# --workloads: the workloads, and the statements of the shorter run
+WORKLOADS=
+WL_STATEMENTS=100
 COMMAND_LINE="bash bench/callgrind.sh${*:+ $*}"
 
 usage()
@@ -139,6 +152,13 @@ usage()
 	                    per-transaction run; default $INSERT_TXNS
 	  --cache-sim       with --inserts: also count L1 cache misses
 	                    (valgrind --cache-sim=yes; its runs about twice as slow)
+	  --workloads "W ..." instead, whole statements of bench/workloads/W.sql
+	                    (read workloads: skip any_near any_spread ios_count
+	                    range1000 order_limit ...), btree and fastbtree with
+	                    its default settings: per statement, everything and
+	                    the index layer
+	  --statements N    with --workloads: statements of the shorter run;
+	                    default $WL_STATEMENTS
 	  --results-dir DIR where to save the results; default bench/results
 	  --pg N            PostgreSQL major: 15 (Debian's, the default) or a build of
 	                    scripts/install-deps.sh --pg N --release
@@ -151,7 +171,8 @@ usage()
 	The default run (int4, btree and six fastbtree configurations, both
 	probe kinds) takes about 4 minutes on 2 cores; each more key type adds
 	about 3, plus loading its table.  --fast-compare takes about 10 minutes,
-	--inserts about 5 at scale 1.
+	--inserts about 5 at scale 1; --workloads 1 to 3 minutes a workload
+	(skip on 15, where btree reads the whole table each time: about 15).
 	EOF
 }
 
@@ -159,7 +180,7 @@ parse_args()
 {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-			--scale|--results-dir|--types|--switches|--probes|--sql-keys|--insert-rows|--insert-txns|--pg|--wal-mode)
+			--scale|--results-dir|--types|--switches|--probes|--sql-keys|--insert-rows|--insert-txns|--pg|--wal-mode|--workloads|--statements)
 				[ $# -ge 2 ] || die "$1 needs a value (see --help)"
 				set -- "$1=$2" "${@:3}"
 				continue
@@ -171,6 +192,8 @@ parse_args()
 			--sql-keys=*) SQL_KEYS=${1#*=} ;;
 			--fast-compare) MODE=fast_compare ;;
 			--inserts) MODE=inserts ;;
+			--workloads=*) MODE=workloads; WORKLOADS=${1#*=} ;;
+			--statements=*) WL_STATEMENTS=${1#*=} ;;
 			--insert-rows=*) INSERT_ROWS=${1#*=} ;;
 			--insert-txns=*) INSERT_TXNS=${1#*=} ;;
 			--cache-sim) CACHE_SIM=yes ;;
@@ -179,12 +202,21 @@ parse_args()
 		esac
 		shift
 	done
+	local t k
+
 	is_posint "$SCALE" || die "--scale must be a positive integer, got '$SCALE'"
 	is_posint "$SQL_KEYS" || die "--sql-keys must be a positive integer, got '$SQL_KEYS'"
 	is_posint "$INSERT_ROWS" || die "--insert-rows must be a positive integer, got '$INSERT_ROWS'"
 	is_posint "$INSERT_TXNS" || die "--insert-txns must be a positive integer, got '$INSERT_TXNS'"
+	is_posint "$WL_STATEMENTS" || die "--statements must be a positive integer, got '$WL_STATEMENTS'"
+	if [ "$MODE" = workloads ]; then
+		[ -n "${WORKLOADS// /}" ] || die "--workloads must name at least one workload"
+		for k in $WORKLOADS; do
+			[ -f "$BENCH_DIR/workloads/$k.sql" ] || die "no workload '$k' (bench/workloads/$k.sql)"
+			[ -z "$(wl_meta "$k" reset)" ] || die "workload '$k' writes; --workloads measures read workloads (--inserts measures writes)"
+		done
+	fi
 	[ "$SQL_KEYS" -le "$PROBE_KEYS" ] || die "--sql-keys must be at most $PROBE_KEYS"
-	local t k
 	for t in "${KEY_TYPES[@]}"; do
 		type_label "$t" >/dev/null
 		probe_keys_table "$t" >/dev/null
@@ -203,6 +235,7 @@ parse_args()
 		[ -z "${CG_RECENT_BUFFERS:-}" ] || die "--recent-buffers goes with --fast-compare (otherwise use --switches)"
 	fi
 	[ "$CACHE_SIM" = no ] || [ "$MODE" = inserts ] || die "--cache-sim goes with --inserts"
+	[ "$WL_STATEMENTS" = 100 ] || [ "$MODE" = workloads ] || die "--statements goes with --workloads"
 }
 
 # --- the switch measurement ---------------------------------------------
@@ -792,6 +825,166 @@ insert_section()
 	cat "$1"
 }
 
+# --- the per-statement measurement (--workloads) --------------------------
+
+# wl_write_statements NAME SIDE FILE1 FILE3: while the cluster runs, write
+# the statements of WL_STATEMENTS transactions of workload NAME's script
+# for SIDE to FILE1, one a line, and the same three times to FILE3.  Each
+# "\set VAR random(LO, HI)" of the script takes, in transaction i (0, 1,
+# ...), the value LO + (i * 7919 + 104729 * v) mod (HI - LO + 1), v the
+# variable's number in the script: spread over its range and the same on
+# both sides.  LO and HI may use :scale and :nrows, evaluated by the
+# server as pgbench does (integer arithmetic).  Dies on any other
+# meta-command.
+wl_write_statements()
+{
+	local name=$1 side=$2 script line var expr lo hi bounds stmts
+	local -a defs=()
+
+	script=$(render_script "$name" "$side")
+	while IFS= read -r line; do
+		case "$line" in
+			'\set '*) ;;
+			'\'*) die "workloads/$name.sql: --workloads cannot run '$line'" ;;
+			*) continue ;;
+		esac
+		read -r _ var expr <<<"$line"
+		[[ $expr =~ ^random\((.*),(.*)\)$ ]] ||
+			die "workloads/$name.sql: --workloads understands '\\set VAR random(LO, HI)' only, not '$line'"
+		lo=${BASH_REMATCH[1]//:scale/$SCALE}
+		hi=${BASH_REMATCH[2]//:scale/$SCALE}
+		lo=${lo//:nrows/$(nrows)}
+		hi=${hi//:nrows/$(nrows)}
+		[[ "$lo$hi" != *:* ]] || die "workloads/$name.sql: a bound of '$line' uses a variable other than :scale and :nrows"
+		bounds=$(psql_q "SELECT ($lo)::bigint, ($hi)::bigint - ($lo)::bigint + 1") ||
+			die "workloads/$name.sql: cannot evaluate the bounds of '$line'"
+		[[ $bounds =~ ^-?[0-9]+\|[1-9][0-9]*$ ]] || die "workloads/$name.sql: empty range in '$line' ($bounds)"
+		defs+=("$var=${bounds%|*}:${bounds#*|}")
+	done <"$script"
+	stmts=$(statements "$script" |
+		perl -e 'my ($count, $scale, $nrows, @defs) = @ARGV;
+			my @stmts = <STDIN>;
+			chomp @stmts;
+			for my $i (0 .. $count - 1) {
+				my %val = (scale => $scale, nrows => $nrows);
+				my $v = 0;
+				for my $d (@defs) {
+					my ($n, $lo, $span) = $d =~ /^(\w+)=(-?\d+):(\d+)$/ or die "bad definition $d\n";
+					$v++;
+					$val{$n} = $lo + ($i * 7919 + 104729 * $v) % $span;
+				}
+				for my $s (@stmts) {
+					(my $t = $s) =~ s/(?<![:\w]):([A-Za-z_]\w*)/exists $val{$1} ? $val{$1} : die "unknown variable :$1\n"/ge;
+					print "$t\n";
+				}
+			}' "$WL_STATEMENTS" "$SCALE" "$(nrows)" "${defs[@]}") ||
+		die "workloads/$name.sql: writing its statements failed"
+	[ -n "$stmts" ] || die "workloads/$name.sql: no statements"
+	echo "$stmts" >"$3"
+	{ echo "$stmts"; echo "$stmts"; echo "$stmts"; } >"$4"
+}
+
+# workload_phase MDFILE ANNOTATEFILE: every workload of WORKLOADS, btree
+# and fastbtree with its default settings, WL_STATEMENTS transactions and
+# the same three times, everything collected (the index layer is summed
+# from the same profiles); the rows each side printed must be the same.
+# Writes the markdown section and the annotation of the last workload's
+# fastbtree run.  Stops the cluster.
+workload_phase()
+{
+	local md=$1 annotate=$2 name side loops base k gucs w b wi bi last
+	declare -A WL_GUCS=()
+
+	ensure_packages "the callgrind measurement" valgrind
+	command -v callgrind_annotate >/dev/null 2>&1 || die "callgrind_annotate not found (package valgrind)"
+	mkdir -p "$WORK/cg" "$WORK/scripts" && chown "$BENCH_USER:" "$WORK/cg" "$WORK/scripts"
+	for name in $WORKLOADS; do
+		# shellcheck disable=SC2046
+		load_data $(wl_meta "$name" data)
+		WL_GUCS[$name]=$(wl_meta "$name" gucs)
+		BENCH_PGOPTIONS=$(gucs_to_pgoptions "${WL_GUCS[$name]}")
+		for side in bt fbt; do
+			check_plans "$name" "$side" "$(render_script "$name" "$side")"
+			log "plan ok: $name ($side): ${PLAN_SUMMARY[$name:$side]}"
+			wl_write_statements "$name" "$side" "$WORK/cg/wl-$name-$side-1.sql" "$WORK/cg/wl-$name-$side-3.sql"
+		done
+		BENCH_PGOPTIONS=
+	done
+	log "stopping the cluster for the callgrind runs (each one a single-user backend under valgrind)"
+	stop_cluster
+
+	CG_TOTAL=$((4 * $(wc -w <<<"$WORKLOADS")))
+	for name in $WORKLOADS; do
+		for side in bt fbt; do
+			for loops in 1 3; do
+				base="$WORK/cg/wl-$name-$side-$loops"
+				cg_single "$base" "" "${WL_GUCS[$name]}"
+				k="wl:$name:$side:all:$loops"
+				CG[$k:probes]=$((loops * WL_STATEMENTS))
+				cg_record "$k" "$base" btree
+				printf '%s: [%2d/%d] %-12s %-9s statements=%-5d %14s instructions\n' \
+					"$LOG_TAG" "$CG_DONE" "$CG_TOTAL" "$name" "$(side_am "$side")" "${CG[$k:probes]}" "${CG[$k:total]}"
+			done
+		done
+		# the rows printed (not the plans' names): the same on both sides
+		if ! diff <(grep '^[[:space:]]*[0-9]*: ' "$WORK/cg/wl-$name-bt-3.stdout") \
+			<(grep '^[[:space:]]*[0-9]*: ' "$WORK/cg/wl-$name-fbt-3.stdout") >"$WORK/cg/wl-$name.diff"; then
+			head -n 20 "$WORK/cg/wl-$name.diff" >&2
+			die "$name: btree and $FBT_AM returned different rows"
+		fi
+		grep -q '^[[:space:]]*[0-9]*: ' "$WORK/cg/wl-$name-bt-3.stdout" || die "$name: the statements returned no rows"
+		last=$name
+	done
+	write_annotation "$WORK/cg/wl-$last-fbt-3.callgrind" "$annotate"
+
+	{
+		echo
+		echo "| workload | plan, btree | plan, $FBT_AM | instructions, btree | $FBT_AM | ratio | index layer, btree | $FBT_AM | ratio | LWLocks, btree | $FBT_AM | mapping lookups, btree | $FBT_AM |"
+		echo "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|"
+		for name in $WORKLOADS; do
+			b=$(per_probe "wl:$name:bt:all" total)
+			w=$(per_probe "wl:$name:fbt:all" total)
+			bi=$(per_probe "wl:$name:bt:all" index)
+			wi=$(per_probe "wl:$name:fbt:all" index)
+			printf '| %s | %s | %s | %s | %s | %.3f | %s | %s | %s | %s | %s | %s | %s |\n' "$name" \
+				"${PLAN_SUMMARY[$name:bt]}" "${PLAN_SUMMARY[$name:fbt]}" "$b" "$w" "$(ratio "$w" "$b")" \
+				"$bi" "$wi" "$(ratio "$wi" "$bi" | awk '$1 == "nan" { print "–"; next } { printf "%.3f\n", $1 }')" \
+				"$(per_probe "wl:$name:bt:all" lwlocks 2)" "$(per_probe "wl:$name:fbt:all" lwlocks 2)" \
+				"$(per_probe "wl:$name:bt:all" mapping 2)" "$(per_probe "wl:$name:fbt:all" mapping 2)"
+			printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$b" "$w" "$bi" "$wi" >>"$WORK/callgrind.tsv"
+		done
+		echo
+		echo "Where $FBT_AM's $last statements spend their instructions, per statement (self cost of each function"
+		echo "in the longer run minus the shorter, over the extra statements):"
+		echo
+		echo "| function | self instructions/statement | inclusive |"
+		echo "|---|--:|--:|"
+		perl "$BENCH_DIR/cgsum.pl" --per-probe "$((2 * WL_STATEMENTS))" \
+			"$WORK/cg/wl-$last-fbt-1.callgrind" "$WORK/cg/wl-$last-fbt-3.callgrind" | head -n 25
+	} >"$md"
+}
+
+# workload_section MDFILE ANNOTATEFILE: the markdown section of the
+# per-statement measurement
+workload_section()
+{
+	echo
+	echo "## Callgrind: per statement of bench/workloads, btree against $FBT_AM"
+	echo
+	echo "Deterministic and independent of machine load.  Each workload's script (bench/workloads/NAME.sql,"
+	echo "as bench/run.sh runs it) with its pgbench variables drawn in a fixed spread over their ranges, the"
+	echo "same values on both sides: $WL_STATEMENTS transactions, then the same $WL_STATEMENTS three times, each in a"
+	echo "single-user backend under callgrind with the workload's \"-- gucs:\" settings; each figure is"
+	echo "(X3 − X1) / (2 × $WL_STATEMENTS), so that fixed costs (backend start, relcache loads, cold buffer reads)"
+	echo "cancel.  Instructions = everything the backend executed (parse, plan, execute, heap, commit);"
+	echo "index layer = the inclusive cost of the calls of index_beginscan, index_rescan, index_getnext_tid"
+	echo "and index_endscan (bench/cgsum.pl), buffer manager included; LWLocks and mapping lookups are the"
+	echo "whole statement's.  $FBT_AM runs with its default settings.  The rows the two sides printed were"
+	echo "the same.  Plans as checked by the workloads' \"-- expect:\" lines.  Ratios below 1 mean $FBT_AM"
+	echo "executes fewer instructions.  Where the instructions go: [\`$(basename "$2")\`]($(basename "$2"))."
+	cat "$1"
+}
+
 main()
 {
 	local stem annotate md started
@@ -803,6 +996,9 @@ main()
 	if [ "$MODE" = inserts ]; then
 		stem=$(results_stem "$RESULTS_DIR" -callgrind-inserts)
 		annotate="$stem-ins_random-$FBT_AM.txt"
+	elif [ "$MODE" = workloads ]; then
+		stem=$(results_stem "$RESULTS_DIR" -callgrind-workloads)
+		annotate="$stem-${WORKLOADS##* }-$FBT_AM.txt"
 	else
 		stem=$(results_stem "$RESULTS_DIR" -callgrind)
 		annotate="$stem-${KEY_TYPES[0]}-$FBT_AM.txt"
@@ -816,6 +1012,8 @@ main()
 		callgrind_phase "$WORK/callgrind.md" "$annotate"
 	elif [ "$MODE" = inserts ]; then
 		insert_phase "$WORK/callgrind.md" "$annotate"
+	elif [ "$MODE" = workloads ]; then
+		workload_phase "$WORK/callgrind.md" "$annotate"
 	else
 		switch_phase "$WORK/callgrind.md" "$annotate"
 	fi
@@ -830,6 +1028,8 @@ main()
 			callgrind_section "$WORK/callgrind.md" "$annotate"
 		elif [ "$MODE" = inserts ]; then
 			insert_section "$WORK/callgrind.md" "$annotate"
+		elif [ "$MODE" = workloads ]; then
+			workload_section "$WORK/callgrind.md" "$annotate"
 		else
 			switch_section "$WORK/callgrind.md" "$annotate"
 		fi
