@@ -129,6 +129,29 @@ _fbt_first_image_diff(Relation rel, IndexTuple a, IndexTuple b)
 bool
 _fbt_keys_image_equal(Relation rel, IndexTuple a, IndexTuple b)
 {
+	Size		asz = IndexTupleSize(a);
+
+	/*
+	 * Two plain tuples (no posting list, not pivots) without NULLs or
+	 * variable-width attributes, of an index without INCLUDE columns, have
+	 * the same layout: their data areas hold the key attributes at the same
+	 * offsets, so equal bytes mean equal images.  index_form_tuple() zeroes
+	 * the alignment padding, so tuples of equal keys have equal bytes; a
+	 * tuple whose padding were not zeroed would only be found unequal (not
+	 * merged), never equal when its keys differ.  One memcmp() instead of
+	 * an index_getattr() per attribute of each tuple (a build compares
+	 * every tuple with the one before it).
+	 */
+	if (((a->t_info | b->t_info) &
+		 (INDEX_NULL_MASK | INDEX_VAR_MASK | INDEX_AM_RESERVED_BIT)) == 0 &&
+		asz == IndexTupleSize(b) &&
+		IndexRelationGetNumberOfAttributes(rel) ==
+		IndexRelationGetNumberOfKeyAttributes(rel))
+	{
+		Size		hoff = IndexInfoFindDataOffset(a->t_info);
+
+		return memcmp((char *) a + hoff, (char *) b + hoff, asz - hoff) == 0;
+	}
 	return _fbt_first_image_diff(rel, a, b) >
 		IndexRelationGetNumberOfKeyAttributes(rel);
 }
