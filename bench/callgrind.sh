@@ -81,6 +81,13 @@
 # and per transaction: fewer instructions that miss more can still take
 # longer.
 #
+# --builds measures index builds instead: per key type (--types; default
+# int4 and int8), one CREATE INDEX on the table bench/run.sh's build
+# benchmark indexes, by btree and by fastbtree, serial
+# (max_parallel_maintenance_workers = 0: a single-user backend has no
+# workers), collected inside index_build (heap scan, sort, page loading
+# and WAL); per row of the table.
+#
 # --workloads "W ..." measures whole statements of read workloads instead
 # (bench/workloads/W.sql, as bench/run.sh runs them, plans checked by their
 # "-- expect:" lines): each "\set VAR random(LO, HI)" takes a fixed spread
@@ -152,6 +159,9 @@ usage()
 	                    per-transaction run; default $INSERT_TXNS
 	  --cache-sim       with --inserts: also count L1 cache misses
 	                    (valgrind --cache-sim=yes; its runs about twice as slow)
+	  --builds          instead, one serial CREATE INDEX per key type
+	                    (--types; default int4 int8), btree and fastbtree,
+	                    collected inside index_build: instructions per row
 	  --workloads "W ..." instead, whole statements of bench/workloads/W.sql
 	                    (read workloads: skip any_near any_spread ios_count
 	                    range1000 order_limit ...), btree and fastbtree with
@@ -192,6 +202,7 @@ parse_args()
 			--sql-keys=*) SQL_KEYS=${1#*=} ;;
 			--fast-compare) MODE=fast_compare ;;
 			--inserts) MODE=inserts ;;
+			--builds) MODE=builds ;;
 			--workloads=*) MODE=workloads; WORKLOADS=${1#*=} ;;
 			--statements=*) WL_STATEMENTS=${1#*=} ;;
 			--insert-rows=*) INSERT_ROWS=${1#*=} ;;
@@ -222,6 +233,9 @@ parse_args()
 		probe_keys_table "$t" >/dev/null
 	done
 	[ "${#KEY_TYPES[@]}" -gt 0 ] || die "--types must name at least one key type"
+	if [ "$MODE" = builds ]; then
+		[ "$TYPES_GIVEN" = yes ] || KEY_TYPES=(int4 int8)
+	fi
 	if [ "$MODE" = switches ]; then
 		[ "$TYPES_GIVEN" = yes ] || KEY_TYPES=(int4)
 		check_switch_configs "$SWITCH_CONFIGS"
@@ -825,6 +839,99 @@ insert_section()
 	cat "$1"
 }
 
+# --- the build measurement (--builds) -------------------------------------
+
+# build_data_set TYPE: the data set holding the build target of a key type
+build_data_set()
+{
+	case "$1" in
+		int4) echo accounts ;;
+		int8) echo int8 ;;
+		timestamptz) echo ts ;;
+		text_c|text_default) echo text ;;
+		twocol) echo two ;;
+		*) die "unknown key type '$1'" ;;
+	esac
+}
+
+# builds_phase MDFILE ANNOTATEFILE: one serial CREATE INDEX per key type and
+# access method, collected inside index_build; the two indexes must have
+# the same size.  Writes the markdown section and the annotation of the
+# first key type's fastbtree build.  Stops the cluster.
+builds_phase()
+{
+	local md=$1 annotate=$2 type side base target k rows b w
+	declare -A ROWS=()
+
+	ensure_packages "the callgrind measurement" valgrind
+	command -v callgrind_annotate >/dev/null 2>&1 || die "callgrind_annotate not found (package valgrind)"
+	mkdir -p "$WORK/cg" && chown "$BENCH_USER:" "$WORK/cg"
+	for type in "${KEY_TYPES[@]}"; do
+		load_data "$(build_data_set "$type")"
+		target=$(probe_build_target "$type")
+		ROWS[$type]=$(psql_q "SELECT count(*) FROM ${target% (*}") || die "cannot count the rows of ${target% (*}"
+		for side in bt fbt; do
+			{
+				echo "CREATE INDEX cg_build_tmp ON ${target% (*} USING $(side_am "$side") (${target#* (}"
+				echo "SELECT pg_relation_size('cg_build_tmp') AS index_bytes"
+				echo "DROP INDEX cg_build_tmp"
+			} >"$WORK/cg/build-$type-$side.sql"
+		done
+	done
+	psql_q "CHECKPOINT" >/dev/null || die "CHECKPOINT failed"
+	log "stopping the cluster for the callgrind runs (each one a single-user backend under valgrind)"
+	stop_cluster
+
+	CG_TOTAL=$((2 * ${#KEY_TYPES[@]}))
+	for type in "${KEY_TYPES[@]}"; do
+		for side in bt fbt; do
+			base="$WORK/cg/build-$type-$side"
+			cg_single "$base" index_build "max_parallel_maintenance_workers=0 maintenance_work_mem=512MB"
+			k="build:$type:$side"
+			cg_record "$k" "$base" btree
+			CG[$k:bytes]=$(cg_column "$base" index_bytes)
+			printf '%s: [%2d/%d] build %-13s %-9s %14s instructions, %s index bytes\n' \
+				"$LOG_TAG" "$CG_DONE" "$CG_TOTAL" "$type" "$(side_am "$side")" "${CG[$k:total]}" "${CG[$k:bytes]}"
+		done
+		[ "${CG[build:$type:bt:bytes]}" = "${CG[build:$type:fbt:bytes]}" ] ||
+			die "build $type: btree's index has ${CG[build:$type:bt:bytes]} bytes, $FBT_AM's ${CG[build:$type:fbt:bytes]}"
+	done
+	write_annotation "$WORK/cg/build-${KEY_TYPES[0]}-fbt.callgrind" "$annotate"
+
+	{
+		echo
+		echo "| key type | table (columns) | rows | instructions per row, btree | $FBT_AM | ratio | LWLocks per 1000 rows, btree | $FBT_AM | index bytes |"
+		echo "|---|---|--:|--:|--:|--:|--:|--:|--:|"
+		for type in "${KEY_TYPES[@]}"; do
+			rows=${ROWS[$type]}
+			b=${CG[build:$type:bt:total]}
+			w=${CG[build:$type:fbt:total]}
+			printf '| %s | %s | %s | %.1f | %.1f | %.4f | %.1f | %.1f | %s |\n' "$(type_label "$type")" \
+				"$(probe_build_target "$type")" "$rows" "$(awk -v a="$b" -v n="$rows" 'BEGIN { print a / n }')" \
+				"$(awk -v a="$w" -v n="$rows" 'BEGIN { print a / n }')" "$(ratio "$w" "$b")" \
+				"$(awk -v a="${CG[build:$type:bt:lwlocks]}" -v n="$rows" 'BEGIN { print 1000 * a / n }')" \
+				"$(awk -v a="${CG[build:$type:fbt:lwlocks]}" -v n="$rows" 'BEGIN { print 1000 * a / n }')" \
+				"${CG[build:$type:fbt:bytes]}"
+		done
+	} >"$md"
+}
+
+# builds_section MDFILE ANNOTATEFILE: the markdown section of the build
+# measurement
+builds_section()
+{
+	echo
+	echo "## Callgrind: per row of a serial CREATE INDEX, btree against $FBT_AM"
+	echo
+	echo "Deterministic and independent of machine load.  One CREATE INDEX per key type and access method on"
+	echo "the table bench/run.sh's build benchmark indexes, in a single-user backend under callgrind"
+	echo "(max_parallel_maintenance_workers = 0, maintenance_work_mem = 512MB), collected inside index_build:"
+	echo "the heap scan, the sort, loading the pages and their WAL.  Instructions per row of the table; the"
+	echo "two indexes had the same size.  Ratios below 1 mean $FBT_AM executes fewer instructions.  Where"
+	echo "the instructions go: [\`$(basename "$2")\`]($(basename "$2"))."
+	cat "$1"
+}
+
 # --- the per-statement measurement (--workloads) --------------------------
 
 # wl_write_statements NAME SIDE FILE1 FILE3: while the cluster runs, write
@@ -996,6 +1103,9 @@ main()
 	if [ "$MODE" = inserts ]; then
 		stem=$(results_stem "$RESULTS_DIR" -callgrind-inserts)
 		annotate="$stem-ins_random-$FBT_AM.txt"
+	elif [ "$MODE" = builds ]; then
+		stem=$(results_stem "$RESULTS_DIR" -callgrind-builds)
+		annotate="$stem-${KEY_TYPES[0]}-$FBT_AM.txt"
 	elif [ "$MODE" = workloads ]; then
 		stem=$(results_stem "$RESULTS_DIR" -callgrind-workloads)
 		annotate="$stem-${WORKLOADS##* }-$FBT_AM.txt"
@@ -1012,6 +1122,8 @@ main()
 		callgrind_phase "$WORK/callgrind.md" "$annotate"
 	elif [ "$MODE" = inserts ]; then
 		insert_phase "$WORK/callgrind.md" "$annotate"
+	elif [ "$MODE" = builds ]; then
+		builds_phase "$WORK/callgrind.md" "$annotate"
 	elif [ "$MODE" = workloads ]; then
 		workload_phase "$WORK/callgrind.md" "$annotate"
 	else
@@ -1028,6 +1140,8 @@ main()
 			callgrind_section "$WORK/callgrind.md" "$annotate"
 		elif [ "$MODE" = inserts ]; then
 			insert_section "$WORK/callgrind.md" "$annotate"
+		elif [ "$MODE" = builds ]; then
+			builds_section "$WORK/callgrind.md" "$annotate"
 		elif [ "$MODE" = workloads ]; then
 			workload_section "$WORK/callgrind.md" "$annotate"
 		else
