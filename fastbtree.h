@@ -1248,7 +1248,7 @@ extern bool fbtinsert(Relation rel, Datum *values, bool *isnull,
 extern void _fbt_finish_split(Relation rel, Buffer lbuf, FbtStack stack);
 extern Buffer _fbt_getstackbuf(Relation rel, FbtStack stack,
 							   BlockNumber child);
-extern void _fbt_check_item_size(Relation rel, Relation heapRel,
+extern void _fbt_item_size_error(Relation rel, Relation heapRel,
 								 IndexTuple itup);
 extern bool _fbt_insert_apply(Page page, OffsetNumber offnum,
 							  IndexTuple itup, IndexTuple nposting);
@@ -1591,6 +1591,20 @@ _fbt_pinbuf(Relation rel, FbtScanPins *pins, BlockNumber blkno,
 		}
 	}
 	return _fbt_pinbuf_read(rel, pins, blkno, internal, borrowed, apin);
+}
+
+/*
+ * _fbt_check_item_size() -- reject a leaf tuple too large for the tree
+ * (itup: the new leaf tuple; heapRel names the table in the error): a
+ * third of a page is the limit, so that a split always finds room for two
+ * items and a high key.  Inline, as it runs for every insert and every
+ * tuple a build loads; the error is _fbt_item_size_error()'s.
+ */
+static inline void
+_fbt_check_item_size(Relation rel, Relation heapRel, IndexTuple itup)
+{
+	if (unlikely(MAXALIGN(IndexTupleSize(itup)) > FBT_MAX_ITEM_SIZE))
+		_fbt_item_size_error(rel, heapRel, itup);
 }
 
 #endif							/* FASTBTREE_H */

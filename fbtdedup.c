@@ -140,7 +140,7 @@ _fbt_keys_image_equal(Relation rel, IndexTuple a, IndexTuple b)
 	 * tuple whose padding were not zeroed would only be found unequal (not
 	 * merged), never equal when its keys differ.  One memcmp() instead of
 	 * an index_getattr() per attribute of each tuple (a build compares
-	 * every tuple with the one before it).
+	 * every tuple with the pending posting list's base).
 	 */
 	if (((a->t_info | b->t_info) &
 		 (INDEX_NULL_MASK | INDEX_VAR_MASK | INDEX_AM_RESERVED_BIT)) == 0 &&

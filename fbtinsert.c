@@ -65,21 +65,15 @@ static void _fbt_insert_parent(Relation rel, Buffer buf, Buffer rbuf,
 							   IndexTuple lefthikey);
 
 /*
- * _fbt_check_item_size() -- reject a leaf tuple too large for the tree.
- *
- * itup: the new leaf tuple; heapRel
- * names the table in the error.  Raises btree's error
- * (ERRCODE_PROGRAM_LIMIT_EXCEEDED) with our access method's name; a third
- * of a page is the limit, so that a split always finds room for two items
- * and a high key.
+ * _fbt_item_size_error() -- raise btree's error for a leaf tuple too large
+ * for the tree (_fbt_check_item_size() in fastbtree.h decides): itup the
+ * tuple, heapRel names the table.  Raises ERRCODE_PROGRAM_LIMIT_EXCEEDED
+ * with our access method's name; does not return.
  */
 void
-_fbt_check_item_size(Relation rel, Relation heapRel, IndexTuple itup)
+_fbt_item_size_error(Relation rel, Relation heapRel, IndexTuple itup)
 {
 	Size		itemsz = MAXALIGN(IndexTupleSize(itup));
-
-	if (itemsz <= FBT_MAX_ITEM_SIZE)
-		return;
 
 	ereport(ERROR,
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),

@@ -1088,9 +1088,7 @@ fbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 			(itup != NULL && _fbt_build_cmp(&bs, itup, itup2) <= 0);
 		next = fromfirst ? itup : itup2;
 
-		/* the error's check, without a call per tuple */
-		if (unlikely(MAXALIGN(IndexTupleSize(next)) > FBT_MAX_ITEM_SIZE))
-			_fbt_check_item_size(index, heap, next);
+		_fbt_check_item_size(index, heap, next);
 		if (bs.leaf == NULL)
 			bs.leaf = _fbt_build_newlevel(&bs, 0);
 		if (!bs.deduplicate)

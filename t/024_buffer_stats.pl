@@ -146,7 +146,6 @@ for my $config (
 	my ($cname, $settings) = @$config;
 	for my $name (sort keys %queries)
 	{
-
 		my ($exb, $ixb, $iob) = measure('bs_b', $queries{$name}, $settings);
 		my ($exf, $ixf, $iof) = measure('bs_f', $queries{$name}, $settings);
 		if ($queries{$name} !~ /^DO/)
