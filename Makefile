@@ -52,5 +52,17 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# Since PostgreSQL 16 PGXS compiles modules with -fvisibility=hidden and
+# PGDLLEXPORT marks what the server looks up by name (_PG_init, the magic
+# block, each PG_FUNCTION_INFO_V1 function, _fbt_parallel_build_main).
+# Before 16 it exports every global symbol: the dynamic linker then binds
+# each call between our own files at load time (dlopen with RTLD_NOW) through
+# the whole process's symbol scope, and every such call goes through the
+# GOT.  Do as 16 does.
+ifneq ($(filter 12 13 14 15,$(MAJORVERSION)),)
+override CFLAGS += -fvisibility=hidden
+override CPPFLAGS += '-DPGDLLEXPORT=__attribute__((visibility("default")))'
+endif
+
 # Every module includes the one internal header.
 $(OBJS): fastbtree.h fbtxlog.h

@@ -36,7 +36,7 @@ PG_MODULE_MAGIC;
 
 static relopt_kind fbt_relopt_kind;
 
-void		_PG_init(void);
+PGDLLEXPORT void _PG_init(void);
 
 #ifndef FBT_BUILD_ID
 #define FBT_BUILD_ID "unnamed"
@@ -773,7 +773,7 @@ fbtcostestimate_mirrored(PlannerInfo *root, IndexPath *path,
 					  indexPages, false);
 }
 
-PG_FUNCTION_INFO_V1(fbthandler);
+FBT_FUNCTION_INFO_V1(fbthandler);
 
 /*
  * fbthandler() -- the access method handler (SQL: fbthandler(internal)

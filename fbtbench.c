@@ -28,7 +28,7 @@
 
 #include "fastbtree.h"
 
-PG_FUNCTION_INFO_V1(fastbtree_probe);
+FBT_FUNCTION_INFO_V1(fastbtree_probe);
 
 /*
  * fastbtree_probe(index regclass, keys anyarray, loops int4 DEFAULT 1)

@@ -901,7 +901,7 @@ _fbtc_heap_callback(Relation index, ItemPointer tid, Datum *values,
 	state->heaptuplesindexed++;
 }
 
-PG_FUNCTION_INFO_V1(fastbtree_check);
+FBT_FUNCTION_INFO_V1(fastbtree_check);
 
 /*
  * fastbtree_check(index regclass, heapallindexed boolean) returns void.

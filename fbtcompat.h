@@ -28,6 +28,21 @@
 #endif
 
 /*
+ * FBT_FUNCTION_INFO_V1(f): PG_FUNCTION_INFO_V1(f) for a SQL-callable C
+ * function f.  Since 16 that macro declares f itself PGDLLEXPORT too;
+ * before, only its info function, so with the hidden default visibility
+ * the Makefile sets there (as 16's PGXS does) f would be invisible to the
+ * server's lookup by name.
+ */
+#if PG_VERSION_NUM >= 160000
+#define FBT_FUNCTION_INFO_V1(f)	PG_FUNCTION_INFO_V1(f)
+#else
+#define FBT_FUNCTION_INFO_V1(f) \
+	extern PGDLLEXPORT Datum f(PG_FUNCTION_ARGS); \
+	PG_FUNCTION_INFO_V1(f)
+#endif
+
+/*
  * The physical identity of a relation, as ReadRecentBuffer() takes it:
  * RelFileNode rd_node until 15, RelFileLocator rd_locator since 16.
  */

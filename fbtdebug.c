@@ -801,7 +801,7 @@ fuzz_run(FuzzState *st, char *pg, int64 iterations)
 	}
 }
 
-PG_FUNCTION_INFO_V1(fastbtree_fuzz_unlocked);
+FBT_FUNCTION_INFO_V1(fastbtree_fuzz_unlocked);
 
 /*
  * fastbtree_fuzz_unlocked(index regclass, iterations int8, seed int8)

@@ -65,7 +65,7 @@ _fbt_open_index(Oid relid)
 	return rel;
 }
 
-PG_FUNCTION_INFO_V1(fastbtree_metap);
+FBT_FUNCTION_INFO_V1(fastbtree_metap);
 
 /*
  * fastbtree_metap(index regclass) returns one row (magic int4, version
@@ -128,7 +128,7 @@ _fbt_copy_block(Relation rel, int64 blkno)
 	return page;
 }
 
-PG_FUNCTION_INFO_V1(fastbtree_page_stats);
+FBT_FUNCTION_INFO_V1(fastbtree_page_stats);
 
 /*
  * fastbtree_page_stats(index regclass, blkno int8) returns one row
@@ -223,7 +223,7 @@ _fbt_item_heaptid(IndexTuple itup, Size itemlen)
 	return FbtTupleGetHeapTID(itup);
 }
 
-PG_FUNCTION_INFO_V1(fastbtree_page_items);
+FBT_FUNCTION_INFO_V1(fastbtree_page_items);
 
 /*
  * fastbtree_page_items(index regclass, blkno int8) returns setof rows, one
@@ -318,7 +318,7 @@ fastbtree_page_items(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
-PG_FUNCTION_INFO_V1(fastbtree_stats);
+FBT_FUNCTION_INFO_V1(fastbtree_stats);
 
 /*
  * fastbtree_stats() returns one row of int8 counters of this backend's
