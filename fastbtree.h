@@ -1219,7 +1219,7 @@ extern bool _fbt_delete_before_split(Relation rel, Relation heapRel,
 extern bool _fbt_delete_lp_dead(Relation rel, Relation heapRel, Buffer buf);
 
 /* fbtdedup.c */
-extern bool _fbt_allequalimage(Relation rel);
+extern bool _fbt_allequalimage(Relation rel, bool debugmessage);
 extern bool _fbt_dedup_enabled(Relation rel);
 extern bool _fbt_keys_image_equal(Relation rel, IndexTuple a, IndexTuple b);
 extern int	_fbt_first_image_diff(Relation rel, IndexTuple a, IndexTuple b);

@@ -51,10 +51,13 @@
  * column has an equalimage support function (proc 4) that returns true
  * for the column's type and collation.  Calls those functions (catalog
  * lookups); used when the metapage is first written (build, empty index).
+ * With debugmessage, says which at DEBUG1 in nbtree's words (a build does,
+ * as btbuild does through _bt_allequalimage(); not for INCLUDE indexes).
  */
 bool
-_fbt_allequalimage(Relation rel)
+_fbt_allequalimage(Relation rel, bool debugmessage)
 {
+	bool		allequalimage = true;
 	int			nkeyatts = IndexRelationGetNumberOfKeyAttributes(rel);
 	int			i;
 
@@ -66,13 +69,24 @@ _fbt_allequalimage(Relation rel)
 		Oid			proc = get_opfamily_proc(rel->rd_opfamily[i], opcintype,
 											 opcintype, FBTEQUALIMAGE_PROC);
 
-		if (!OidIsValid(proc))
-			return false;
-		if (!DatumGetBool(OidFunctionCall1Coll(proc, rel->rd_indcollation[i],
+		if (!OidIsValid(proc) ||
+			!DatumGetBool(OidFunctionCall1Coll(proc, rel->rd_indcollation[i],
 											   ObjectIdGetDatum(opcintype))))
-			return false;
+		{
+			allequalimage = false;
+			break;
+		}
 	}
-	return true;
+	if (debugmessage)
+	{
+		if (allequalimage)
+			elog(DEBUG1, "index \"%s\" can safely use deduplication",
+				 RelationGetRelationName(rel));
+		else
+			elog(DEBUG1, "index \"%s\" cannot use deduplication",
+				 RelationGetRelationName(rel));
+	}
+	return allequalimage;
 }
 
 /*

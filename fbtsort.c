@@ -972,20 +972,11 @@ fbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 
 	_fbt_check_index_collations(index);
 
-	if (FBT_CORE_UNIQUE_NEEDS_BTREE && indexInfo->ii_Unique &&
-		(index->rd_createSubid != InvalidSubTransactionId ||
-		 indexInfo->ii_Concurrent))
-		ereport(NOTICE,
-				(errmsg("unique index \"%s\" cannot be used by INSERT ... ON CONFLICT",
-						RelationGetRelationName(index)),
-				 errdetail("PostgreSQL 15 accepts only btree indexes as ON CONFLICT arbiters, and rejects every INSERT ... ON CONFLICT on a table with a unique index of another access method."),
-				 errhint("Use a btree unique index on tables that need INSERT ... ON CONFLICT.")));
-
 	memset(&bs, 0, sizeof(bs));
 	bs.heap = heap;
 	bs.index = index;
 	bs.nkeyatts = IndexRelationGetNumberOfKeyAttributes(index);
-	bs.allequalimage = _fbt_allequalimage(index);
+	bs.allequalimage = _fbt_allequalimage(index, true);
 	/* unique indexes merge only version churn, later: btree's rule */
 	bs.deduplicate = bs.allequalimage && !indexInfo->ii_Unique &&
 		FbtGetDeduplicateItems(index);
@@ -1140,6 +1131,16 @@ fbtbuild(Relation heap, Relation index, IndexInfo *indexInfo)
 		index->rd_amcache = NULL;
 	}
 
+	/* once the build has succeeded: a duplicate key raised its error first */
+	if (FBT_CORE_UNIQUE_NEEDS_BTREE && indexInfo->ii_Unique &&
+		(index->rd_createSubid != InvalidSubTransactionId ||
+		 indexInfo->ii_Concurrent))
+		ereport(NOTICE,
+				(errmsg("unique index \"%s\" cannot be used by INSERT ... ON CONFLICT",
+						RelationGetRelationName(index)),
+				 errdetail("PostgreSQL 15 accepts only btree indexes as ON CONFLICT arbiters, and rejects every INSERT ... ON CONFLICT on a table with a unique index of another access method."),
+				 errhint("Use a btree unique index on tables that need INSERT ... ON CONFLICT.")));
+
 	result = (IndexBuildResult *) palloc(sizeof(IndexBuildResult));
 	result->heap_tuples = reltuples;
 	result->index_tuples = bs.indtuples;
@@ -1156,7 +1157,7 @@ fbtbuildempty(Relation index)
 {
 	Page		metapage = (Page) palloc(BLCKSZ);
 
-	_fbt_initmetapage(metapage, P_NONE, 0, _fbt_allequalimage(index));
+	_fbt_initmetapage(metapage, P_NONE, 0, _fbt_allequalimage(index, false));
 	fbt_write_init_fork_page(index, FBT_METAPAGE, metapage);
 	pfree(metapage);
 }
