@@ -12,18 +12,26 @@
 # stops.  Builds the extension into its work directory and runs a
 # throwaway cluster, as bench/run.sh (see lib.sh), with
 # effective_io_concurrency = 64 (fastbtree's prefetch distance bound; btree
-# does not read it in index scans).  Two tables with the same rows, one
-# indexed USING btree and one USING fastbtree, the rows inserted in random
-# order, so a range of keys lands on unrelated heap blocks.  Each cold
-# query runs after a restart, a pg_prewarm of a filler table the size of
-# shared buffers (so that the query finds every buffer in use, as on a
-# server that has been running, not fresh memory to fault in) and a drop
-# of the page cache.  Each pair runs one random range on both sides, the
-# side that goes first alternating; the statement is planned (EXPLAIN) in
-# the same session before it is timed, so that catalog reads are not
-# timed.  Reports the
-# median time of each side and the ratio btree / fastbtree (above 1:
-# fastbtree faster) with its range over the pairs.  With --save it writes
+# does not read it in index scans).  One table, its rows inserted in random
+# key order, so a range of keys lands on unrelated heap blocks, indexed
+# USING btree and with a fastbtree twin; each side's session sets
+# fastbtree.prefer to its own, so both read the same heap file (two
+# tables with the same rows were 3-5% apart in the page cache whatever
+# the index).  Each cold
+# query runs after a restart, in a session that has first filled shared
+# buffers with a filler table the size of shared buffers (pg_prewarm: every
+# buffer in use, none holding the tables measured, and every one already
+# touched by the backend, as a pooled connection of a server that has
+# been running), then a drop of the page cache.  The same in a new session
+# (the filler read by another one) is reported apart: a new backend pays a
+# page fault for each shared buffer it first touches, about as much again
+# as the read, on both sides.  Each pair runs one random range on both
+# sides, the side that goes first alternating; the statement is planned
+# (EXPLAIN) in the same session before it is timed, so that catalog reads
+# are not timed.  Reports the median time of each side and the ratio
+# btree / fastbtree (above 1: fastbtree faster) with its range over the
+# pairs, and each side's CPU time and waits over the query (from /proc).
+# With --save it writes
 # bench/results/DATE-HOST-prefetch.md.
 
 set -uo pipefail
@@ -63,7 +71,7 @@ usage()
 	  --keep            keep the cluster (running) and its work directory
 	  --help            show this help
 
-	Takes about 5 minutes with the defaults on 2 cores.
+	Takes about 4 minutes with the defaults on 2 cores, 5 with --pairs 8.
 	EOF
 }
 
@@ -96,109 +104,216 @@ drop_caches()
 	echo 3 >/proc/sys/vm/drop_caches || die "cannot write /proc/sys/vm/drop_caches"
 }
 
-# timed_query AM N LOW [warm]: run the N-row scan from key LOW on AM's
-# table in a new session, planned first (with warm: run once first, then
-# five times, in the same session); print its time in ms (warm: the median
-# of the five)
+# timed_query KIND AM N LOW: run the N-row scan from key LOW on AM's side
+# in a new session, planned first (EXPLAIN: catalog reads are not timed);
+# print "MS CPU WAITS": its time in ms (warm: the median of eleven runs),
+# the backend's CPU time over the timed run(s) in ms and the times it
+# waited (voluntary context switches: a read not yet done, or a lock), per
+# run.  KIND cold: the session first fills shared buffers with the filler
+# table (pg_prewarm) itself, reads it (a sequential scan: it reads the
+# buffers in place) and runs a 10-row scan of its side half the table
+# away, then the page cache is dropped: the backend has touched every
+# shared buffer and run its index's code, as a pooled connection of
+# a server that has been running has (a new backend pays a page fault for
+# every shared buffer it first touches, about as much again as the read
+# here, on both sides; and its first scan of an access method runs code
+# the process has not touched yet); coldnew: the filler is read by
+# another session and the page cache dropped before this new session
+# starts (the first query of a new connection); pagecache: as cold, but
+# the table and its indexes read into the kernel's page cache
+# (pg_prewarm, read mode: not into shared buffers) instead of dropping
+# it; warm: the query run five times, then timed eleven times.  The CPU
+# and waits come from /proc (schedstat, status) of the backend: "n/a"
+# where they cannot be read.
 timed_query()
 {
-	local am=$1 n=$2 low=$3 warm=${4:-} t q out ms first=
+	local kind=$1 am=$2 n=$3 low=$4 idx q out= line ms i
+	local sets=() kv runs=1 cpu0= cpu1= w0= w1= wq
 
-	local sets=() kv
-	if [ "$am" = btree ]; then t=pf_bt; else t=pf_fbt; fi
+	# one table, its btree index and a fastbtree twin: the planner takes the
+	# side's (fastbtree.prefer), the heap read is the same file
+	if [ "$am" = btree ]; then idx=pf_bt_k; else idx=pf_fbt_k; fi
+	sets+=("SET fastbtree.prefer = '$am';")
 	if [ "$am" != btree ]; then
 		for kv in $FBT_SET; do
 			[[ $kv == fastbtree.*=* ]] || die "--fbt-set takes fastbtree.NAME=VALUE, got '$kv'"
 			sets+=("SET ${kv%%=*} = '${kv#*=}';")
 		done
 	fi
-	q="SELECT sum(length(pad)) FROM $t WHERE k BETWEEN $low AND $((low + n - 1))"
-	local timed=("$q;")
-	[ -z "$warm" ] || { first="$q;"; timed=("$q;" "$q;" "$q;" "$q;" "$q;"); }
-	out=$(printf '%s\n' 'SET enable_seqscan = off;' 'SET enable_bitmapscan = off;' ${sets[@]+"${sets[@]}"} \
-		"EXPLAIN $q;" "$first" '\timing on' "${timed[@]}" | as_user psql -X -q -A -t -v ON_ERROR_STOP=1 2>&1) ||
-		{ echo "$out" >&2; die "query failed: $q"; }
-	grep -q "Index Scan using ${t}_k" <<<"$out" ||
-		{ echo "$out" >&2; die "not an index scan of ${t}_k: $q"; }
-	# (warm: the median of five runs)
+	q="SELECT sum(length(pad)) FROM pf WHERE k BETWEEN $low AND $((low + n - 1))"
+	[ "$kind" != warm ] || runs=11
+	# (a range half the table away, for the warm-up of cold and page cache)
+	wq="SELECT sum(length(pad)) FROM pf WHERE k BETWEEN $(( (low + ROWS / 2) % (ROWS - 10) )) AND $(( (low + ROWS / 2) % (ROWS - 10) + 9 ))"
+
+	# one psql session as a coprocess: the page cache is dropped (as root)
+	# while it waits between its preparation and the timed query
+	coproc PSQL { as_user psql -X -q -A -t -v ON_ERROR_STOP=1 2>&1; }
+	{
+		printf '%s\n' 'SET enable_seqscan = off;' 'SET enable_bitmapscan = off;' ${sets[@]+"${sets[@]}"}
+		# (cold and page cache: pg_prewarm fills shared buffers, through
+		# the I/O workers on 18; the scan of the filler has the backend
+		# read every buffer it holds)
+		case "$kind" in
+			cold)
+				echo "SELECT pg_prewarm('pf_filler') \\g /dev/null"
+				echo "SELECT sum(length(f)) FROM pf_filler \\g /dev/null"
+				;;
+			pagecache)
+				echo "SELECT pg_prewarm('pf_filler') \\g /dev/null"
+				echo "SELECT sum(length(f)) FROM pf_filler \\g /dev/null"
+				echo "SELECT pg_prewarm(c, 'read') FROM unnest(ARRAY['pf', 'pf_bt_k', 'pf_fbt_k']) c \\g /dev/null"
+				;;
+		esac
+		echo "EXPLAIN $q;"
+		if [ "$kind" = warm ]; then
+			for i in 1 2 3 4 5; do echo "$q \\g /dev/null"; done
+		elif [ "$kind" != coldnew ]; then
+			echo "$wq \\g /dev/null"
+		fi
+		echo 'SELECT pg_backend_pid() AS bpid \gset'
+		echo '\setenv BPID :bpid'
+		echo '\echo @ready'
+	} >&"${PSQL[1]}"
+	while IFS= read -r -t 600 line <&"${PSQL[0]}"; do
+		[ "$line" = @ready ] && break
+		out+="$line"$'\n'
+	done
+	[ "$line" = @ready ] || { echo "$out" >&2; die "the session failed before: $q"; }
+	[ "$kind" != cold ] || drop_caches
+	{
+		echo '\! awk '"'"'{ print "@cpu", $1 }'"'"' /proc/$BPID/schedstat; awk '"'"'/^voluntary_ctxt_switches/ { print "@waits", $2 }'"'"' /proc/$BPID/status'
+		echo '\timing on'
+		for i in $(seq 1 "$runs"); do echo "$q;"; done
+		echo '\timing off'
+		echo '\! awk '"'"'{ print "@cpu", $1 }'"'"' /proc/$BPID/schedstat; awk '"'"'/^voluntary_ctxt_switches/ { print "@waits", $2 }'"'"' /proc/$BPID/status'
+		echo '\echo @done'
+		echo '\q'
+	} >&"${PSQL[1]}"
+	while IFS= read -r -t 600 line <&"${PSQL[0]}"; do
+		case "$line" in
+			@done) break ;;
+			"@cpu "*) if [ -z "$cpu0" ]; then cpu0=${line#@cpu }; else cpu1=${line#@cpu }; fi ;;
+			"@waits "*) if [ -z "$w0" ]; then w0=${line#@waits }; else w1=${line#@waits }; fi ;;
+			*) out+="$line"$'\n' ;;
+		esac
+	done
+	wait "$PSQL_PID" 2>/dev/null
+	[ "$line" = @done ] || { echo "$out" >&2; die "query failed: $q"; }
+	grep -q "Index Scan using $idx on pf" <<<"$out" ||
+		{ echo "$out" >&2; die "not an index scan of $idx: $q"; }
+	# (warm: the median of eleven runs)
 	ms=$(median $(sed -n 's/^Time: \([0-9.]*\) ms.*$/\1/p' <<<"$out"))
 	[ -n "$ms" ] || { echo "$out" >&2; die "no timing: $q"; }
-	echo "$ms"
+	if [ -n "$cpu1" ] && [ -n "$w1" ]; then
+		awk -v ms="$ms" -v c0="$cpu0" -v c1="$cpu1" -v w0="$w0" -v w1="$w1" -v r="$runs" \
+			'BEGIN { printf "%s %.3f %.1f\n", ms, (c1 - c0) / 1e6 / r, (w1 - w0) / r }'
+	else
+		echo "$ms n/a n/a"
+	fi
 }
 
-declare -A MS=()
+declare -A MS=() CPU=() WAITS=()
 
-# run_cold KIND: PAIRS pairs per size, each query after a restart and
-# shared buffers filled with another table; KIND cold: the page cache
-# dropped too; KIND pagecache: both tables read into the page cache
-# (pg_prewarm's read mode: not into shared buffers), the state of a table
-# larger than shared buffers on a server with memory to spare
+# record KIND N P AM "MS CPU WAITS"
+record()
+{
+	local r
+	read -r -a r <<<"$5"
+	MS[$1:$2:$3:$4]=${r[0]}
+	CPU[$1:$2:$3:$4]=${r[1]}
+	WAITS[$1:$2:$3:$4]=${r[2]}
+}
+
+# other_am AM: the other side
+other_am()
+{
+	if [ "$1" = btree ]; then echo "$FBT_AM"; else echo btree; fi
+}
+
+# run_cold KIND: PAIRS pairs per size, each query after a restart (KIND
+# cold, coldnew or pagecache: see timed_query), the side that goes first
+# alternating
 run_cold()
 {
-	local kind=$1 n p am first low ms i=0 total=$((${#SIZES[@]} * PAIRS * 2))
+	local kind=$1 n p am first low i=0 total=$((${#SIZES[@]} * PAIRS * 2))
 
 	for n in "${SIZES[@]}"; do
 		for p in $(seq 1 "$PAIRS"); do
 			low=$(( (RANDOM * 32768 + RANDOM) % (ROWS - n) ))
 			if [ $((p % 2)) -eq 1 ]; then first=btree; else first=$FBT_AM; fi
-			for am in "$first" "$([ "$first" = btree ] && echo "$FBT_AM" || echo btree)"; do
+			for am in "$first" "$(other_am "$first")"; do
 				i=$((i + 1))
 				stop_cluster
 				CLUSTER_STARTED=yes
 				as_user pg_ctl start -D "$WORK/data" -l "$WORK/server.log" -w -t 120 >/dev/null ||
 					die "the cluster did not restart"
-				# every shared buffer in use (as on a server that has run
-				# for a while: a freshly started one pays a page fault per
-				# buffer it first uses), none holding the tables measured
-				psql_q "SELECT pg_prewarm('pf_filler')" >/dev/null ||
-					die "pg_prewarm of pf_filler failed"
-				if [ "$kind" = cold ]; then
+				if [ "$kind" = coldnew ]; then
+					# every shared buffer in use (as on a server that has
+					# run for a while), none holding the tables measured
+					psql_q "SELECT pg_prewarm('pf_filler')" >/dev/null ||
+						die "pg_prewarm of pf_filler failed"
 					drop_caches
-				else
-					psql_q "SELECT pg_prewarm(c, 'read') FROM unnest(ARRAY['pf_bt', 'pf_bt_k', 'pf_fbt', 'pf_fbt_k']) c" >/dev/null ||
-						die "pg_prewarm (read) of the tables failed"
 				fi
-				ms=$(timed_query "$am" "$n" "$low")
-				MS[$kind:$n:$p:$am]=$ms
-				printf '%s: [%2d/%d] %-9s %5d rows pair %d/%d %-9s %10.1f ms\n' \
-					"$LOG_TAG" "$i" "$total" "$kind" "$n" "$p" "$PAIRS" "$am" "$ms"
+				record "$kind" "$n" "$p" "$am" "$(timed_query "$kind" "$am" "$n" "$low")"
+				printf '%s: [%2d/%d] %-9s %5d rows pair %d/%d %-9s %10.1f ms, CPU %s ms, %s waits\n' \
+					"$LOG_TAG" "$i" "$total" "$kind" "$n" "$p" "$PAIRS" "$am" \
+					"${MS[$kind:$n:$p:$am]}" "${CPU[$kind:$n:$p:$am]}" "${WAITS[$kind:$n:$p:$am]}"
 			done
 		done
 	done
 }
 
-# run_warm: 3 * PAIRS pairs per size, each query run once to warm it, then
-# timed in the same session (before the other side's could evict its
-# blocks)
+# run_warm: 3 * PAIRS pairs per size, each query run five times to warm
+# it, then timed in the same session (before the other side's could evict its
+# blocks), the side that goes first alternating
 run_warm()
 {
-	local n p am low ms npairs=$((PAIRS * 3))
+	local n p am first low npairs=$((PAIRS * 3))
 
 	for n in "${SIZES[@]}"; do
 		for p in $(seq 1 "$npairs"); do
 			low=$(( (RANDOM * 32768 + RANDOM) % (ROWS - n) ))
-			for am in btree "$FBT_AM"; do
-				MS[warm:$n:$p:$am]=$(timed_query "$am" "$n" "$low" warm)
+			if [ $((p % 2)) -eq 1 ]; then first=btree; else first=$FBT_AM; fi
+			for am in "$first" "$(other_am "$first")"; do
+				record warm "$n" "$p" "$am" "$(timed_query warm "$am" "$n" "$low")"
 			done
 		done
 		log "warm $n rows: $npairs pairs done"
 	done
 }
 
-# report_row KIND N NPAIRS: one table row
+# median_or_na FORMAT VALUE...: their median printed with FORMAT, or n/a
+# if any is n/a
+median_or_na()
+{
+	local fmt=$1 v
+	shift
+	for v in "$@"; do
+		[ "$v" != n/a ] || { echo n/a; return; }
+	done
+	printf "$fmt" "$(median "$@")"
+}
+
+# report_row KIND LABEL N NPAIRS: one table row
 report_row()
 {
-	local kind=$1 n=$2 npairs=$3 p b=() f=() r=() m
+	local kind=$1 label=$2 n=$3 npairs=$4 p b=() f=() r=() bc=() fc=() bw=() fw=() m
 
 	for p in $(seq 1 "$npairs"); do
 		b+=("${MS[$kind:$n:$p:btree]}")
 		f+=("${MS[$kind:$n:$p:$FBT_AM]}")
 		r+=("$(ratio "${MS[$kind:$n:$p:btree]}" "${MS[$kind:$n:$p:$FBT_AM]}")")
+		bc+=("${CPU[$kind:$n:$p:btree]}")
+		fc+=("${CPU[$kind:$n:$p:$FBT_AM]}")
+		bw+=("${WAITS[$kind:$n:$p:btree]}")
+		fw+=("${WAITS[$kind:$n:$p:$FBT_AM]}")
 	done
 	m=$(median_pick "${r[@]}")
-	printf '| %s | %s | %.2f | %.2f | %.2f | %.2f–%.2f |\n' "$kind" "$n" \
+	printf '| %s | %s | %.2f | %.2f | %.2f | %.2f–%.2f | %s / %s | %s / %s |\n' "$label" "$n" \
 		"$(median "${b[@]}")" "$(median "${f[@]}")" "${r[m - 1]}" \
-		"$(minimum "${r[@]}")" "$(maximum "${r[@]}")"
+		"$(minimum "${r[@]}")" "$(maximum "${r[@]}")" \
+		"$(median_or_na %.2f "${bc[@]}")" "$(median_or_na %.2f "${fc[@]}")" \
+		"$(median_or_na %.0f "${bw[@]}")" "$(median_or_na %.0f "${fw[@]}")"
 }
 
 main()
@@ -215,18 +330,17 @@ main()
 	build_extension
 	setup_cluster
 	echo "effective_io_concurrency = 64" >>"$WORK/data/postgresql.conf"
-	log "loading two tables of $ROWS rows, keys a permutation of the rows"
-	psql_q "CREATE TABLE pf_bt (k int4, pad text) WITH (autovacuum_enabled = off)" \
-		"INSERT INTO pf_bt SELECT g, repeat(md5(g::text), 7) FROM generate_series(0, $ROWS - 1) g ORDER BY random()" \
-		"CREATE TABLE pf_fbt (LIKE pf_bt) WITH (autovacuum_enabled = off)" \
-		"INSERT INTO pf_fbt SELECT * FROM pf_bt" \
-		"CREATE INDEX pf_bt_k ON pf_bt USING btree (k)" \
-		"CREATE INDEX pf_fbt_k ON pf_fbt USING $FBT_AM (k)" \
-		"VACUUM ANALYZE pf_bt" "VACUUM ANALYZE pf_fbt" \
+	log "loading a table of $ROWS rows, keys a permutation of the rows"
+	psql_q "CREATE TABLE pf (k int4, pad text) WITH (autovacuum_enabled = off)" \
+		"INSERT INTO pf SELECT g, repeat(md5(g::text), 7) FROM generate_series(0, $ROWS - 1) g ORDER BY random()" \
+		"CREATE INDEX pf_bt_k ON pf USING btree (k)" \
+		"CREATE INDEX pf_fbt_k ON pf USING $FBT_AM (k)" \
+		"VACUUM ANALYZE pf" \
 		"CREATE TABLE pf_filler AS SELECT repeat('f', 1000) AS f FROM generate_series(1, 150000)" \
 		"CHECKPOINT" >/dev/null ||
 		die "loading the tables failed"
 	run_cold cold
+	run_cold coldnew
 	run_cold pagecache
 	run_warm
 	md="$WORK/prefetch.md"
@@ -235,16 +349,18 @@ main()
 		echo
 		echo "- $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname -s); command: \`$COMMAND_LINE\`"
 		echo "- $(as_user postgres --version); fastbtree source $(source_revision)"
-		echo "- $ROWS rows per table (about 240 bytes each), inserted in random key order; \`SELECT sum(length(pad)) ... WHERE k BETWEEN :low AND :low + N - 1\`, plain index scan"
-		echo "- cold: server restarted, shared buffers filled with another table (pg_prewarm) and page cache dropped before each query, $PAIRS pairs; pagecache: the same but both tables read into the page cache (pg_prewarm, read mode) instead of dropping it; warm: the query run once, then timed five times in the same session (their median), $((PAIRS * 3)) pairs"
+		echo "- one table of $ROWS rows (about 240 bytes each), inserted in random key order, indexed USING btree and with a $FBT_AM twin (each side sets fastbtree.prefer to itself); \`SELECT sum(length(pad)) FROM pf WHERE k BETWEEN :low AND :low + N - 1\`, plain index scan"
+		echo "- cold: server restarted; the session that runs the query first fills shared buffers with another table (pg_prewarm), reads it (sequential scan) and scans 10 rows elsewhere through its side's index, then the page cache is dropped (the backend has touched every shared buffer and run the index's code, as a pooled connection of a server that has been running); cold, new session: the filler read by another session, the page cache dropped, then a new session runs the query (it pays a page fault for each shared buffer it first touches); page cache: as cold, but the table and indexes read into the page cache (pg_prewarm, read mode) instead of dropping it; $PAIRS pairs each; warm: the query run five times, then timed eleven times in the same session (their median), $((PAIRS * 3)) pairs"
 		[ -z "$FBT_SET" ] || echo "- $FBT_AM's queries run after: $FBT_SET"
 		echo "- shared_buffers = $SHARED_BUFFERS, effective_io_concurrency = 64; times in ms are medians; ratio = btree / $FBT_AM (above 1: $FBT_AM faster), of the median pair, min–max over the pairs"
+		echo "- CPU ms: the backend's CPU time (user and system, /proc/PID/schedstat) over the query, median; waits: its voluntary context switches over the query (reads not yet done), median; btree / $FBT_AM.  A side whose CPU time is its whole time no longer waits for the disk: what is left is CPU, most of it the kernel's per block read (system time), which prefetching cannot overlap in one backend"
 		echo
-		echo "| cache | rows | btree ms | $FBT_AM ms | ratio | min–max |"
-		echo "|---|--:|--:|--:|--:|--:|"
-		for n in "${SIZES[@]}"; do report_row cold "$n" "$PAIRS"; done
-		for n in "${SIZES[@]}"; do report_row pagecache "$n" "$PAIRS"; done
-		for n in "${SIZES[@]}"; do report_row warm "$n" $((PAIRS * 3)); done
+		echo "| cache | rows | btree ms | $FBT_AM ms | ratio | min–max | CPU ms | waits |"
+		echo "|---|--:|--:|--:|--:|--:|--:|--:|"
+		for n in "${SIZES[@]}"; do report_row cold cold "$n" "$PAIRS"; done
+		for n in "${SIZES[@]}"; do report_row coldnew "cold, new session" "$n" "$PAIRS"; done
+		for n in "${SIZES[@]}"; do report_row pagecache "page cache" "$n" "$PAIRS"; done
+		for n in "${SIZES[@]}"; do report_row warm warm "$n" $((PAIRS * 3)); done
 		echo
 		total_time "$started"
 	} >"$md"
