@@ -50,6 +50,7 @@ COMMAND_LINE="bash bench/prefetch.sh${*:+ $*}"
 SHARED_BUFFERS=128MB
 SIZES=(100 1000 10000)
 FBT_SET=""
+SERVER_SET=""
 
 usage()
 {
@@ -64,6 +65,8 @@ usage()
 	  --pairs N         cold pairs per scan size (default $PAIRS; warm: 3 times as many)
 	  --fbt-set "NAME=VALUE ..."  settings for $FBT_AM's queries only, e.g.
 	                    "fastbtree.prefetch_read_ahead=on" or "fastbtree.prefetch=off"
+	  --server-set "NAME=VALUE ..."  server settings for the whole run, e.g.
+	                    "io_method=sync" (18) or "effective_io_concurrency=16"
 	  --save            write the report to the results directory
 	  --results-dir DIR where --save writes; default bench/results
 	  --pg N            PostgreSQL major: 15 (Debian's, the default) or a build of
@@ -79,7 +82,7 @@ parse_args()
 {
 	while [ $# -gt 0 ]; do
 		case "$1" in
-			--rows|--pairs|--results-dir|--pg|--fbt-set)
+			--rows|--pairs|--results-dir|--pg|--fbt-set|--server-set)
 				[ $# -ge 2 ] || die "$1 needs a value (see --help)"
 				set -- "$1=$2" "${@:3}"
 				continue
@@ -87,6 +90,7 @@ parse_args()
 			--rows=*) ROWS=${1#*=} ;;
 			--pairs=*) PAIRS=${1#*=} ;;
 			--fbt-set=*) FBT_SET=${1#*=} ;;
+			--server-set=*) SERVER_SET=${1#*=} ;;
 			--save) SAVE=yes ;;
 			*) common_option "$1" ;;
 		esac
@@ -111,9 +115,10 @@ drop_caches()
 # waited (voluntary context switches: a read not yet done, or a lock), per
 # run.  KIND cold: the session first fills shared buffers with the filler
 # table (pg_prewarm) itself, reads it (a sequential scan: it reads the
-# buffers in place) and runs a 10-row scan of its side half the table
-# away, then the page cache is dropped: the backend has touched every
-# shared buffer and run its index's code, as a pooled connection of
+# buffers in place) and runs a cold 10-row scan of its side half the table
+# away (the page cache dropped before and after it): the backend has
+# touched every shared buffer and run its index's code, cold path and
+# all, as a pooled connection of
 # a server that has been running has (a new backend pays a page fault for
 # every shared buffer it first touches, about as much again as the read
 # here, on both sides; and its first scan of an access method runs code
@@ -128,7 +133,7 @@ drop_caches()
 timed_query()
 {
 	local kind=$1 am=$2 n=$3 low=$4 idx q out= line ms i
-	local sets=() kv runs=1 cpu0= cpu1= w0= w1= wq
+	local sets=() kv runs=1 cpu0= cpu1= w0= w1= wq rfd wfd pid
 
 	# one table, its btree index and a fastbtree twin: the planner takes the
 	# side's (fastbtree.prefer), the heap read is the same file
@@ -147,7 +152,9 @@ timed_query()
 
 	# one psql session as a coprocess: the page cache is dropped (as root)
 	# while it waits between its preparation and the timed query
+	# (its fds and pid kept: bash unsets PSQL and PSQL_PID once it exits)
 	coproc PSQL { as_user psql -X -q -A -t -v ON_ERROR_STOP=1 2>&1; }
+	rfd=${PSQL[0]} wfd=${PSQL[1]} pid=$PSQL_PID
 	{
 		printf '%s\n' 'SET enable_seqscan = off;' 'SET enable_bitmapscan = off;' ${sets[@]+"${sets[@]}"}
 		# (cold and page cache: pg_prewarm fills shared buffers, through
@@ -167,19 +174,24 @@ timed_query()
 		echo "EXPLAIN $q;"
 		if [ "$kind" = warm ]; then
 			for i in 1 2 3 4 5; do echo "$q \\g /dev/null"; done
-		elif [ "$kind" != coldnew ]; then
+		elif [ "$kind" = pagecache ]; then
 			echo "$wq \\g /dev/null"
 		fi
 		echo 'SELECT pg_backend_pid() AS bpid \gset'
 		echo '\setenv BPID :bpid'
 		echo '\echo @ready'
-	} >&"${PSQL[1]}"
-	while IFS= read -r -t 600 line <&"${PSQL[0]}"; do
-		[ "$line" = @ready ] && break
-		out+="$line"$'\n'
-	done
-	[ "$line" = @ready ] || { echo "$out" >&2; die "the session failed before: $q"; }
-	[ "$kind" != cold ] || drop_caches
+	} >&"$wfd"
+	session_wait @ready || { echo "$out" >&2; die "the session failed before: $q"; }
+	if [ "$kind" = cold ]; then
+		# the warm-up scan cold too, so that what a cold scan runs the
+		# first time in a backend (its code, the tablespace lookup of the
+		# prefetch distance) is not timed: the page cache dropped before
+		# and after it
+		drop_caches
+		printf '%s\n' "$wq \\g /dev/null" '\echo @warm' >&"$wfd"
+		session_wait @warm || { echo "$out" >&2; die "the warm-up failed: $wq"; }
+		drop_caches
+	fi
 	{
 		echo '\! awk '"'"'{ print "@cpu", $1 }'"'"' /proc/$BPID/schedstat; awk '"'"'/^voluntary_ctxt_switches/ { print "@waits", $2 }'"'"' /proc/$BPID/status'
 		echo '\timing on'
@@ -187,9 +199,8 @@ timed_query()
 		echo '\timing off'
 		echo '\! awk '"'"'{ print "@cpu", $1 }'"'"' /proc/$BPID/schedstat; awk '"'"'/^voluntary_ctxt_switches/ { print "@waits", $2 }'"'"' /proc/$BPID/status'
 		echo '\echo @done'
-		echo '\q'
-	} >&"${PSQL[1]}"
-	while IFS= read -r -t 600 line <&"${PSQL[0]}"; do
+	} >&"$wfd"
+	while IFS= read -r -t 600 line <&"$rfd"; do
 		case "$line" in
 			@done) break ;;
 			"@cpu "*) if [ -z "$cpu0" ]; then cpu0=${line#@cpu }; else cpu1=${line#@cpu }; fi ;;
@@ -197,7 +208,8 @@ timed_query()
 			*) out+="$line"$'\n' ;;
 		esac
 	done
-	wait "$PSQL_PID" 2>/dev/null
+	echo '\q' >&"$wfd" 2>/dev/null
+	wait "$pid" 2>/dev/null
 	[ "$line" = @done ] || { echo "$out" >&2; die "query failed: $q"; }
 	grep -q "Index Scan using $idx on pf" <<<"$out" ||
 		{ echo "$out" >&2; die "not an index scan of $idx: $q"; }
@@ -214,10 +226,23 @@ timed_query()
 
 declare -A MS=() CPU=() WAITS=()
 
+# session_wait MARK: read the session's output (fd rfd, timed_query's) into
+# out until a line MARK; false if it ends (or 600 s pass) first
+session_wait()
+{
+	local line
+	while IFS= read -r -t 600 line <&"$rfd"; do
+		[ "$line" = "$1" ] && return 0
+		out+="$line"$'\n'
+	done
+	return 1
+}
+
 # record KIND N P AM "MS CPU WAITS"
 record()
 {
 	local r
+	[ -n "$5" ] || die "no measurement of $1, $2 rows, pair $3, $4"
 	read -r -a r <<<"$5"
 	MS[$1:$2:$3:$4]=${r[0]}
 	CPU[$1:$2:$3:$4]=${r[1]}
@@ -318,7 +343,7 @@ report_row()
 
 main()
 {
-	local started md stem n
+	local started md stem n kv
 
 	parse_args "$@"
 	if [ "$(id -u)" -ne 0 ] || [ ! -w /proc/sys/vm/drop_caches ]; then
@@ -330,6 +355,14 @@ main()
 	build_extension
 	setup_cluster
 	echo "effective_io_concurrency = 64" >>"$WORK/data/postgresql.conf"
+	for kv in $SERVER_SET; do
+		[[ $kv == [a-z_]*=* ]] || die "--server-set takes NAME=VALUE, got '$kv'"
+		echo "${kv%%=*} = '${kv#*=}'" >>"$WORK/data/postgresql.conf"
+	done
+	stop_cluster
+	CLUSTER_STARTED=yes
+	as_user pg_ctl start -D "$WORK/data" -l "$WORK/server.log" -w -t 120 >/dev/null ||
+		die "the cluster did not restart with the settings: $SERVER_SET"
 	log "loading a table of $ROWS rows, keys a permutation of the rows"
 	psql_q "CREATE TABLE pf (k int4, pad text) WITH (autovacuum_enabled = off)" \
 		"INSERT INTO pf SELECT g, repeat(md5(g::text), 7) FROM generate_series(0, $ROWS - 1) g ORDER BY random()" \
@@ -350,8 +383,9 @@ main()
 		echo "- $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname -s); command: \`$COMMAND_LINE\`"
 		echo "- $(as_user postgres --version); fastbtree source $(source_revision)"
 		echo "- one table of $ROWS rows (about 240 bytes each), inserted in random key order, indexed USING btree and with a $FBT_AM twin (each side sets fastbtree.prefer to itself); \`SELECT sum(length(pad)) FROM pf WHERE k BETWEEN :low AND :low + N - 1\`, plain index scan"
-		echo "- cold: server restarted; the session that runs the query first fills shared buffers with another table (pg_prewarm), reads it (sequential scan) and scans 10 rows elsewhere through its side's index, then the page cache is dropped (the backend has touched every shared buffer and run the index's code, as a pooled connection of a server that has been running); cold, new session: the filler read by another session, the page cache dropped, then a new session runs the query (it pays a page fault for each shared buffer it first touches); page cache: as cold, but the table and indexes read into the page cache (pg_prewarm, read mode) instead of dropping it; $PAIRS pairs each; warm: the query run five times, then timed eleven times in the same session (their median), $((PAIRS * 3)) pairs"
+		echo "- cold: server restarted; the session that runs the query first fills shared buffers with another table (pg_prewarm), reads it (sequential scan), drops the page cache and scans 10 rows elsewhere through its side's index, then the page cache is dropped again (the backend has touched every shared buffer and run the index's code cold, as a pooled connection of a server that has been running); cold, new session: the filler read by another session, the page cache dropped, then a new session runs the query (it pays a page fault for each shared buffer it first touches); page cache: as cold, but the table and indexes read into the page cache (pg_prewarm, read mode) instead of dropping it; $PAIRS pairs each; warm: the query run five times, then timed eleven times in the same session (their median), $((PAIRS * 3)) pairs"
 		[ -z "$FBT_SET" ] || echo "- $FBT_AM's queries run after: $FBT_SET"
+		[ -z "$SERVER_SET" ] || echo "- server settings (postgresql.conf, after effective_io_concurrency = 64): $SERVER_SET"
 		echo "- shared_buffers = $SHARED_BUFFERS, effective_io_concurrency = 64; times in ms are medians; ratio = btree / $FBT_AM (above 1: $FBT_AM faster), of the median pair, min–max over the pairs"
 		echo "- CPU ms: the backend's CPU time (user and system, /proc/PID/schedstat) over the query, median; waits: its voluntary context switches over the query (reads not yet done), median; btree / $FBT_AM.  A side whose CPU time is its whole time no longer waits for the disk: what is left is CPU, most of it the kernel's per block read (system time), which prefetching cannot overlap in one backend"
 		echo
