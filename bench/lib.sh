@@ -395,6 +395,8 @@ source_revision()
 
 # setup_cluster: initdb, configure and start the throwaway cluster, create
 # the database and the extensions
+# setup_cluster: initdb, the settings below (then the lines of EXTRA_CONF,
+# if set), start, create the database and the extensions
 setup_cluster()
 {
 	PORT=$(pick_port) || die "no free port in 55000-55999"
@@ -434,9 +436,8 @@ setup_cluster()
 		max_parallel_maintenance_workers = 0
 		client_min_messages = warning
 	CONF
-	CLUSTER_STARTED=yes
-	as_user pg_ctl start -D "$WORK/data" -l "$WORK/server.log" -w -t 120 >/dev/null ||
-		{ cat "$WORK/server.log" >&2; die "the benchmark cluster did not start"; }
+	[ -z "${EXTRA_CONF:-}" ] || printf '%s\n' "$EXTRA_CONF" >>"$WORK/data/postgresql.conf"
+	start_cluster
 	as_user createdb "$BENCH_DB" || die "createdb failed"
 	psql_q "CREATE EXTENSION $FBT_AM" "CREATE EXTENSION pg_prewarm" ||
 		die "CREATE EXTENSION failed"
@@ -456,6 +457,14 @@ setup_cluster()
 		libpath=$(psql_q "SHOW dynamic_library_path") || die "SHOW dynamic_library_path failed"
 		[[ "$libpath" == "$WORK/inst"* ]] || die "dynamic_library_path is '$libpath', expected $WORK/inst..."
 	fi
+}
+
+# start_cluster: start the benchmark cluster (setup_cluster made it)
+start_cluster()
+{
+	CLUSTER_STARTED=yes
+	as_user pg_ctl start -D "$WORK/data" -l "$WORK/server.log" -w -t 120 >/dev/null ||
+		{ cat "$WORK/server.log" >&2; die "the benchmark cluster did not start"; }
 }
 
 stop_cluster()

@@ -133,7 +133,7 @@ drop_caches()
 timed_query()
 {
 	local kind=$1 am=$2 n=$3 low=$4 idx q out= line ms i
-	local sets=() kv runs=1 cpu0= cpu1= w0= w1= wq rfd wfd pid
+	local sets=() kv runs=1 cpu0= cpu1= w0= w1= wq rfd wfd pid usage
 
 	# one table, its btree index and a fastbtree twin: the planner takes the
 	# side's (fastbtree.prefer), the heap read is the same file
@@ -160,17 +160,12 @@ timed_query()
 		# (cold and page cache: pg_prewarm fills shared buffers, through
 		# the I/O workers on 18; the scan of the filler has the backend
 		# read every buffer it holds)
-		case "$kind" in
-			cold)
-				echo "SELECT pg_prewarm('pf_filler') \\g /dev/null"
-				echo "SELECT sum(length(f)) FROM pf_filler \\g /dev/null"
-				;;
-			pagecache)
-				echo "SELECT pg_prewarm('pf_filler') \\g /dev/null"
-				echo "SELECT sum(length(f)) FROM pf_filler \\g /dev/null"
-				echo "SELECT pg_prewarm(c, 'read') FROM unnest(ARRAY['pf', 'pf_bt_k', 'pf_fbt_k']) c \\g /dev/null"
-				;;
-		esac
+		if [ "$kind" = cold ] || [ "$kind" = pagecache ]; then
+			echo "SELECT pg_prewarm('pf_filler') \\g /dev/null"
+			echo "SELECT sum(length(f)) FROM pf_filler \\g /dev/null"
+		fi
+		[ "$kind" != pagecache ] ||
+			echo "SELECT pg_prewarm(c, 'read') FROM unnest(ARRAY['pf', 'pf_bt_k', 'pf_fbt_k']) c \\g /dev/null"
 		echo "EXPLAIN $q;"
 		if [ "$kind" = warm ]; then
 			for i in 1 2 3 4 5; do echo "$q \\g /dev/null"; done
@@ -192,12 +187,14 @@ timed_query()
 		session_wait @warm || { echo "$out" >&2; die "the warm-up failed: $wq"; }
 		drop_caches
 	fi
+	# (the backend's CPU time in ns and its waits, before and after)
+	usage='\! awk '"'"'{ print "@cpu", $1 }'"'"' /proc/$BPID/schedstat; awk '"'"'/^voluntary_ctxt_switches/ { print "@waits", $2 }'"'"' /proc/$BPID/status'
 	{
-		echo '\! awk '"'"'{ print "@cpu", $1 }'"'"' /proc/$BPID/schedstat; awk '"'"'/^voluntary_ctxt_switches/ { print "@waits", $2 }'"'"' /proc/$BPID/status'
+		echo "$usage"
 		echo '\timing on'
 		for i in $(seq 1 "$runs"); do echo "$q;"; done
 		echo '\timing off'
-		echo '\! awk '"'"'{ print "@cpu", $1 }'"'"' /proc/$BPID/schedstat; awk '"'"'/^voluntary_ctxt_switches/ { print "@waits", $2 }'"'"' /proc/$BPID/status'
+		echo "$usage"
 		echo '\echo @done'
 	} >&"$wfd"
 	while IFS= read -r -t 600 line <&"$rfd"; do
@@ -269,9 +266,7 @@ run_cold()
 			for am in "$first" "$(other_am "$first")"; do
 				i=$((i + 1))
 				stop_cluster
-				CLUSTER_STARTED=yes
-				as_user pg_ctl start -D "$WORK/data" -l "$WORK/server.log" -w -t 120 >/dev/null ||
-					die "the cluster did not restart"
+				start_cluster
 				if [ "$kind" = coldnew ]; then
 					# every shared buffer in use (as on a server that has
 					# run for a while), none holding the tables measured
@@ -353,16 +348,12 @@ main()
 	started=$(date +%s)
 	bench_prepare
 	build_extension
-	setup_cluster
-	echo "effective_io_concurrency = 64" >>"$WORK/data/postgresql.conf"
+	EXTRA_CONF="effective_io_concurrency = 64"
 	for kv in $SERVER_SET; do
 		[[ $kv == [a-z_]*=* ]] || die "--server-set takes NAME=VALUE, got '$kv'"
-		echo "${kv%%=*} = '${kv#*=}'" >>"$WORK/data/postgresql.conf"
+		EXTRA_CONF+=$'\n'"${kv%%=*} = '${kv#*=}'"
 	done
-	stop_cluster
-	CLUSTER_STARTED=yes
-	as_user pg_ctl start -D "$WORK/data" -l "$WORK/server.log" -w -t 120 >/dev/null ||
-		die "the cluster did not restart with the settings: $SERVER_SET"
+	setup_cluster
 	log "loading a table of $ROWS rows, keys a permutation of the rows"
 	psql_q "CREATE TABLE pf (k int4, pad text) WITH (autovacuum_enabled = off)" \
 		"INSERT INTO pf SELECT g, repeat(md5(g::text), 7) FROM generate_series(0, $ROWS - 1) g ORDER BY random()" \
